@@ -1,0 +1,3 @@
+from agentloop.cli import main
+
+main()

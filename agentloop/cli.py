@@ -1,0 +1,253 @@
+"""The `agentloop` command line."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from agentloop.suite import Submission, score, summary_table
+
+app = typer.Typer(add_completion=False, no_args_is_help=True,
+                  help="LLM-written Triton kernels: evaluate candidates, list tasks, calibrate the GPU.")
+tasks_app = typer.Typer(no_args_is_help=True, help="List and inspect the task suite.")
+app.add_typer(tasks_app, name="tasks")
+console = Console(stderr=True)
+out = Console()
+
+DeviceOption = typer.Option("auto", "--device", help="auto (GPU when present), cpu, or cuda[:N].")
+WorkersOption = typer.Option(0, "--workers", help="Candidates evaluated at once (0: one per 2 CPU cores, max 8).")
+
+
+def fail(message: str, code: int = 2) -> None:
+    console.print(f"[red]error:[/red] {message}")
+    raise typer.Exit(code)
+
+
+def _suite():
+    from evaluator.loader import TaskLoadError, load_suite
+    try:
+        return load_suite()
+    except TaskLoadError as exc:
+        fail(str(exc))
+
+
+def _find(name: str):
+    from evaluator.loader import TaskLoadError, find_task
+    try:
+        return find_task(name, _suite())
+    except TaskLoadError as exc:
+        fail(str(exc))
+
+
+def read_source(path: Path) -> str:
+    if not path.exists():
+        fail(f"{path}: no such file")
+    if path.is_dir():
+        fail(f"{path}: is a directory (use --suite DIR to score a folder of candidates)")
+    try:
+        return path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError:
+        fail(f"{path}: not UTF-8 text")
+    except OSError as exc:
+        fail(f"{path}: cannot read ({exc.strerror})")
+    return ""
+
+
+def _evaluator(device: str, timing: bool = True, compile_baseline: bool = False, profile: bool = False):
+    from evaluator.evaluate import Evaluator, EvaluatorConfig
+    try:
+        return Evaluator(EvaluatorConfig(device=device, timing=timing, compile_baseline=compile_baseline,
+                                         profile=profile))
+    except ValueError as exc:
+        fail(str(exc))
+
+
+def _workers(requested: int, on_gpu: bool) -> int:
+    if requested > 0:
+        return requested
+    return max(1, min(8, (os.cpu_count() or 2) // 2)) if on_gpu else max(1, (os.cpu_count() or 2) // 2)
+
+
+def suite_submissions(directory: Path) -> list[Submission]:
+    """Candidates in DIR named after their task: DIR/<name>.py or DIR/<Category>/<name>.py."""
+    from evaluator.loader import TaskLoadError, find_task
+    if not directory.is_dir():
+        fail(f"{directory}: not a directory")
+    suite = _suite()
+    submissions = []
+    for path in sorted(directory.rglob("*.py")):
+        relative = path.relative_to(directory).with_suffix("")
+        name = "/".join(relative.parts)
+        try:
+            task = find_task(name, suite)
+        except TaskLoadError:
+            console.print(f"[yellow]skipping[/yellow] {path}: no task named {name!r}")
+            continue
+        submissions.append(Submission(task, read_source(path), path))
+    if not submissions:
+        fail(f"{directory}: no candidate file is named after a task (e.g. softmax.py or Math/softmax.py)")
+    return submissions
+
+
+@app.command("eval")
+def eval_command(
+    task: Optional[str] = typer.Argument(None, help="Task id (Math/softmax) or name (softmax)."),
+    file: Optional[Path] = typer.Argument(None, help="Candidate Python file."),
+    suite: Optional[Path] = typer.Option(None, "--suite", help="Score every candidate in DIR, named by task."),
+    as_json: bool = typer.Option(False, "--json", help="Print EvalResult JSON."),
+    device: str = DeviceOption,
+    workers: int = WorkersOption,
+    no_timing: bool = typer.Option(False, "--no-timing", help="Skip GPU timing."),
+    compile_baseline: bool = typer.Option(False, "--compile-baseline", help="Also time torch.compile."),
+    profile: bool = typer.Option(False, "--profile", help="Nsight Compute metrics, where ncu is installed."),
+) -> None:
+    """Score one candidate file against a task, or a folder of candidates (--suite).
+
+    Exit status: 0 when every candidate is CORRECT, 1 when some is not, 2 on bad input.
+    """
+    if suite is not None:
+        if task or file:
+            fail("give either TASK FILE or --suite DIR, not both")
+        submissions = suite_submissions(suite)
+    else:
+        if not task or not file:
+            fail("give TASK and FILE (e.g. agentloop eval softmax my_softmax.py), or --suite DIR")
+        submissions = [Submission(_find(task), read_source(file), file)]
+    with _evaluator(device, not no_timing, compile_baseline, profile) as evaluator:
+        results = score(evaluator, submissions, _workers(workers, evaluator.on_gpu), console)
+    if as_json:
+        payload = [r.to_dict() for r in results]
+        out.print_json(json.dumps(payload[0] if suite is None else payload))
+    else:
+        out.print(summary_table(results))
+        if suite is None and not results[0].correct and results[0].traceback:
+            out.print(results[0].traceback)
+    raise typer.Exit(0 if all(r.correct for r in results) else 1)
+
+
+@app.command("run")
+def run_command(
+    tasks: Optional[list[str]] = typer.Option(None, "--task", help="Only these tasks (id, name or category)."),
+    device: str = DeviceOption,
+    workers: int = WorkersOption,
+    results_path: Optional[Path] = typer.Option(None, "--out", help="Write EvalResults as JSON lines here."),
+) -> None:
+    """Score the shipped reference solutions of the task suite (the embedded default job)."""
+    suite = _suite()
+    chosen = [t for t in suite.values() if not tasks or any(s in (t.id, t.name, t.category) for s in tasks)]
+    if not chosen:
+        fail(f"no task matches {tasks}; `agentloop tasks list` shows them")
+    missing = [t.id for t in chosen if t.solution_path is None]
+    if missing:
+        console.print(f"[yellow]no reference solution for[/yellow] {', '.join(missing)}")
+    submissions = [Submission(t, t.solution_path.read_text(), t.solution_path) for t in chosen if t.solution_path]
+    with _evaluator(device) as evaluator:
+        from evaluator.environment import environment
+        gpu = environment(evaluator.device.type, evaluator.device.index or 0).gpu
+        where = f"the GPU ({gpu})" if evaluator.on_gpu else "the CPU through Triton's interpreter (no timing on the CPU)"
+        console.print(f"Scoring {len(submissions)} reference solutions on {where}")
+        results = score(evaluator, submissions, _workers(workers, evaluator.on_gpu), console)
+    if results_path:
+        results_path.write_text("".join(r.to_json() + "\n" for r in results))
+    out.print(summary_table(results))
+    correct = sum(r.correct for r in results)
+    out.print(f"{correct}/{len(results)} CORRECT")
+    raise typer.Exit(0 if correct == len(results) else 1)
+
+
+@tasks_app.command("list")
+def tasks_list(as_json: bool = typer.Option(False, "--json")) -> None:
+    """Tasks with counts per category and difficulty."""
+    suite = _suite()
+    if as_json:
+        out.print_json(json.dumps([{"id": t.id, "difficulty": t.difficulty, "contract": t.contract.kind,
+                                    "dtypes": [str(d).removeprefix("torch.") for d in t.dtypes]}
+                                   for t in suite.values()]))
+        return
+    table = Table(title=f"{len(suite)} tasks")
+    for column in ("category", "tasks", "difficulty 1-5", "names"):
+        table.add_column(column, overflow="fold")
+    by_category: dict[str, list] = {}
+    for t in suite.values():
+        by_category.setdefault(t.category, []).append(t)
+    for category, items in sorted(by_category.items()):
+        counts = [sum(t.difficulty == d for t in items) for d in range(1, 6)]
+        table.add_row(category, str(len(items)), " ".join(str(c) for c in counts), ", ".join(t.name for t in items))
+    out.print(table)
+
+
+@tasks_app.command("show")
+def tasks_show(name: str = typer.Argument(..., help="Task id or name.")) -> None:
+    """Description, signature, sizes, contract and cost model of one task."""
+    from evaluator.task import Inputs
+    task = _find(name)
+    out.print(f"[bold]{task.id}[/bold]  difficulty {task.difficulty}  contract {task.contract.kind}")
+    out.print(f"signature: {task.signature}   (entry `{task.entry}`)")
+    out.print(task.description)
+    out.print("dtypes: " + ", ".join(str(d).removeprefix("torch.") for d in task.dtypes))
+    if task.mutates:
+        out.print(f"mutates arguments: {list(task.mutates)}")
+    for allowance in task.allowed:
+        out.print(f"may call {allowance.api}: {allowance.why}")
+    table = Table(title="sizes (seed 0, standard mode, primary dtype)")
+    for column in ("size", "arguments", "MFLOP", "MB moved"):
+        table.add_column(column, overflow="fold")
+    for size in ("small", "edge", "standard"):
+        inputs: Inputs = task.make_inputs(0, size, "standard", task.primary_dtype)
+        cost = task.cost(inputs)
+        table.add_row(size, _describe_args(inputs), f"{cost.flops / 1e6:.1f}", f"{cost.bytes / 1e6:.1f}")
+    out.print(table)
+    out.print(f"reference solution: {task.solution_path or 'none'}")
+
+
+def _describe_args(inputs) -> str:
+    import torch
+
+    def one(v):
+        if isinstance(v, torch.Tensor):
+            return f"{tuple(v.shape)} {str(v.dtype).removeprefix('torch.')}"
+        return repr(v)
+    return ", ".join([one(v) for v in inputs.args] + [f"{k}={one(v)}" for k, v in inputs.kwargs.items()])
+
+
+@app.command("calibrate")
+def calibrate_command(
+    device: str = typer.Option("cuda", "--device", help="cuda or cuda:N."),
+    force: bool = typer.Option(False, "--force", help="Measure again even if cached."),
+) -> None:
+    """Measure this GPU's copy bandwidth and matrix throughput per dtype (cached)."""
+    import torch
+
+    from evaluator import calibration, gpu_lock
+    from evaluator.evaluate import default_cache_dir, resolve_device
+    if not torch.cuda.is_available():
+        fail("calibrate needs a CUDA GPU; on the CPU there is nothing to measure (timing fields stay absent)")
+    try:
+        target = resolve_device(device)
+    except ValueError as exc:
+        fail(str(exc))
+    cache = default_cache_dir()
+    peaks = calibration.calibrate(cache, target, gpu_lock.lock_dir_for(cache, target.index or 0), force=force)
+    table = Table(title=peaks.device)
+    table.add_column("ceiling")
+    table.add_column("measured")
+    table.add_row("copy bandwidth", f"{peaks.copy_gbps:.0f} GB/s")
+    for dtype, value in peaks.tflops.items():
+        table.add_row(f"matmul {dtype}", f"{value:.1f} TFLOP/s")
+    out.print(table)
+    out.print(f"cached in {calibration.cache_path(cache)}")
+
+
+def main() -> None:
+    try:
+        app()
+    except KeyboardInterrupt:
+        console.print("interrupted")
+        sys.exit(130)

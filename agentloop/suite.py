@@ -1,0 +1,54 @@
+"""Score many (task, candidate) pairs concurrently, with a progress bar and a summary table."""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass
+from pathlib import Path
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from evaluator.evaluate import Evaluator
+from evaluator.result import EvalResult
+from evaluator.task import Task
+
+
+@dataclass
+class Submission:
+    task: Task
+    source: str
+    origin: Path
+
+
+def score(evaluator: Evaluator, submissions: list[Submission], workers: int, console: Console) -> list[EvalResult]:
+    results: dict[int, EvalResult] = {}
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    with Progress(*columns, console=console, transient=not console.is_terminal) as progress:
+        bar = progress.add_task("scoring", total=len(submissions))
+        with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
+            futures = {pool.submit(evaluator.evaluate, s.task, s.source): i for i, s in enumerate(submissions)}
+            for future in as_completed(futures):
+                result = future.result()
+                results[futures[future]] = result
+                progress.update(bar, advance=1, description=f"{result.task_id}: {result.verdict.value}")
+    return [results[i] for i in range(len(submissions))]
+
+
+def summary_table(results: list[EvalResult]) -> Table:
+    table = Table(title="Evaluation")
+    for column in ("task", "verdict", "stage", "cases", "time (ms)", "speedup", "roofline", "seconds", "reason"):
+        table.add_column(column, overflow="fold")
+    for r in results:
+        perf = r.performance
+        table.add_row(
+            r.task_id, r.verdict.value, r.stage.value,
+            f"{sum(c.passed for c in r.cases)}/{len(r.cases)}",
+            f"{perf.candidate.median_ms:.4f}" if perf else "-",
+            f"{perf.speedup:.2f}x" if perf and perf.speedup else "-",
+            f"{perf.roofline_fraction:.0%}" if perf and perf.roofline_fraction else "-",
+            f"{r.phases.get('total', 0):.1f}",
+            "" if r.correct else r.reason[:160],
+        )
+    return table

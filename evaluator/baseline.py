@@ -1,0 +1,62 @@
+"""Eager PyTorch (and optionally torch.compile) timings of a task's reference, measured in a
+trusted child with the candidates' protocol and cached per device and software versions."""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import os
+import threading
+from pathlib import Path
+
+from evaluator.result import TimingStats
+from evaluator.sandbox import ChildGone, ForkServer, Limits, Sandbox
+from evaluator.task import Task
+from evaluator.timing import stats
+
+BASELINE_WALL_SECONDS = 600.0
+
+
+def cache_key(task: Task, dtype_name: str, seeds: tuple[int, ...], device_key: str, compiled: bool) -> str:
+    source = task.source_path.read_bytes() if task.source_path else b""
+    digest = hashlib.sha256(source).hexdigest()[:16]
+    return f"{task.id}|{dtype_name}|standard|seeds {seeds}|{'compiled' if compiled else 'eager'}|{device_key}|{digest}"
+
+
+class BaselineCache:
+    def __init__(self, path: Path):
+        self.path = path
+        self._lock = threading.Lock()
+
+    def _read(self) -> dict:
+        try:
+            return json.loads(self.path.read_text())
+        except (OSError, json.JSONDecodeError):
+            return {}
+
+    def get(self, key: str) -> TimingStats | None:
+        entry = self._read().get(key)
+        return TimingStats(**entry) if entry else None
+
+    def put(self, key: str, value: TimingStats) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with self._lock, open(self.path.with_suffix(".lock"), "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            table = self._read()
+            table[key] = vars(value)
+            tmp = self.path.with_suffix(f".tmp{os.getpid()}")
+            tmp.write_text(json.dumps(table, indent=1))
+            tmp.replace(self.path)
+
+
+def measure(server: ForkServer, task: Task, set_files: list[Path], device: str, lock_dir: Path | None,
+            policy: dict, compile_too: bool) -> dict[str, TimingStats]:
+    job = {"task_path": str(task.source_path), "sets": [str(p) for p in set_files], "device": device,
+           "lock_dir": str(lock_dir) if lock_dir else None, "policy": policy, "compile": compile_too}
+    limits = Limits(step_seconds=BASELINE_WALL_SECONDS, total_seconds=BASELINE_WALL_SECONDS, memory_bytes=64 << 30)
+    with Sandbox(server, "baseline", job, {}, limits, address_space_limit=False) as box:
+        message = box.recv()
+    if message.get("event") != "baseline":
+        raise ChildGone("RUNTIME_FAIL", f"baseline measurement failed: {message}")
+    return {label: stats(message[label]["samples_ms"]) for label in ("eager", "compiled") if label in message}

@@ -1,0 +1,43 @@
+"""A trusted child that times the task's PyTorch reference (eager, and optionally torch.compile)
+with the same protocol as candidates. It never runs candidate code."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import torch
+
+from evaluator import gpu_lock, wire
+from evaluator.loader import load_task
+from evaluator.task import on_device
+from evaluator.timing import TimingPolicy
+from evaluator.worker import Channel, time_function
+
+
+def serve(scratch: Path) -> None:
+    job = json.loads((scratch / "job.json").read_text())
+    channel = Channel(scratch / "ctl.sock")
+    device = torch.device(job["device"])
+    torch.cuda.set_device(device)
+    task = load_task(Path(job["task_path"]))
+    sets = [on_device(wire.load(path), device) for path in job["sets"]]
+    policy = TimingPolicy(**job.get("policy", {}))
+    functions = {"eager": task.reference}
+    if job.get("compile"):
+        functions["compiled"] = torch.compile(task.reference)
+    results = {}
+    for label, fn in functions.items():
+        for _ in range(2):  # compile (if any) and load libraries outside the lock
+            fn(*sets[0].args, **sets[0].kwargs)
+        torch.cuda.synchronize(device)
+        with gpu_lock.exclusive(job.get("lock_dir")):
+            timed = time_function(fn, sets, task.mutates, None, frozenset(), policy, scratch)
+        results[label] = {"samples_ms": timed["samples_ms"]}
+    channel.send({"event": "baseline", **results})
+
+
+def main(scratch: str) -> None:
+    os.chdir(scratch)
+    serve(Path(scratch))

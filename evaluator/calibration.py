@@ -1,0 +1,114 @@
+"""This GPU's measured ceilings: copy bandwidth and matrix throughput per dtype, cached per
+device and software versions. IOU, MFU and the roofline floor are computed from them."""
+
+from __future__ import annotations
+
+import json
+import statistics
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import torch
+
+from evaluator import gpu_lock
+from evaluator.environment import device_key
+
+COPY_BYTES = 1 << 30
+MATMUL_SIZE = 8192
+
+
+@dataclass
+class Peaks:
+    device: str
+    copy_gbps: float
+    tflops: dict[str, float] = field(default_factory=dict)
+    measured_at: str = ""
+
+
+def _time_ms(fn, reps: int = 10, warmup: int = 3) -> float:
+    for _ in range(warmup):
+        fn()
+    torch.cuda.synchronize()
+    samples = []
+    for _ in range(reps):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        fn()
+        end.record()
+        torch.cuda.synchronize()
+        samples.append(start.elapsed_time(end))
+    return statistics.median(samples)
+
+
+def _matmul_tflops(dtype: torch.dtype, device: torch.device, tf32: bool = False) -> float:
+    n = MATMUL_SIZE
+    if dtype == torch.int8:
+        a = torch.randint(-127, 127, (n, n), dtype=torch.int8, device=device)
+        b = torch.randint(-127, 127, (n, n), dtype=torch.int8, device=device).t().contiguous().t()
+        fn = lambda: torch._int_mm(a, b)  # noqa: E731 - the int8 tensor-core path
+    else:
+        a = torch.randn(n, n, device=device, dtype=dtype)
+        b = torch.randn(n, n, device=device, dtype=dtype)
+        fn = lambda: a @ b  # noqa: E731
+    previous = torch.backends.cuda.matmul.allow_tf32
+    torch.backends.cuda.matmul.allow_tf32 = tf32
+    try:
+        ms = _time_ms(fn)
+    finally:
+        torch.backends.cuda.matmul.allow_tf32 = previous
+    return 2 * n ** 3 / (ms * 1e-3) / 1e12
+
+
+def measure_peaks(device: torch.device) -> Peaks:
+    src = torch.rand(COPY_BYTES // 4, device=device)
+    dst = torch.empty_like(src)
+    copy_ms = _time_ms(lambda: dst.copy_(src), reps=20)
+    del src, dst
+    tflops = {
+        "float32": _matmul_tflops(torch.float32, device, tf32=False),
+        "tf32": _matmul_tflops(torch.float32, device, tf32=True),
+        "float16": _matmul_tflops(torch.float16, device),
+        "bfloat16": _matmul_tflops(torch.bfloat16, device),
+    }
+    try:
+        tflops["int8"] = _matmul_tflops(torch.int8, device)
+    except RuntimeError:
+        pass
+    torch.cuda.empty_cache()
+    return Peaks(device=device_key(device), copy_gbps=2 * COPY_BYTES / (copy_ms * 1e-3) / 1e9, tflops=tflops,
+                 measured_at=time.strftime("%Y-%m-%dT%H:%M:%S"))
+
+
+def cache_path(cache_dir: Path) -> Path:
+    return cache_dir / "calibration.json"
+
+
+def load(cache_dir: Path, device: torch.device) -> Peaks | None:
+    path = cache_path(cache_dir)
+    if not path.exists():
+        return None
+    try:
+        entry = json.loads(path.read_text()).get(device_key(device))
+    except (json.JSONDecodeError, OSError):
+        return None
+    return Peaks(**entry) if entry else None
+
+
+def calibrate(cache_dir: Path, device: torch.device, lock_dir: Path | None, force: bool = False) -> Peaks:
+    """Measured peaks for this device, from the cache unless `force` or not yet measured."""
+    if not force:
+        cached = load(cache_dir, device)
+        if cached is not None:
+            return cached
+    with gpu_lock.exclusive(lock_dir):
+        peaks = measure_peaks(device)
+    path = cache_path(cache_dir)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        table = json.loads(path.read_text()) if path.exists() else {}
+    except json.JSONDecodeError:
+        table = {}
+    table[peaks.device] = asdict(peaks)
+    path.write_text(json.dumps(table, indent=2))
+    return peaks

@@ -1,0 +1,355 @@
+"""How a candidate's outputs are judged against the reference: the four contract kinds.
+
+Each contract judges one case: the expected values (the reference in the evaluated dtype, `lo`,
+and where it matters in float64, `hi`) against the outputs of the candidate's two runs. This code
+runs in the evaluator's process, out of the candidate's reach.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Callable, Sequence
+
+import torch
+
+from evaluator.result import BadElement
+
+FIRST_BAD_SHOWN = 5
+
+# Relative error floors per dtype: about one unit in the last place, so a kernel that rounds
+# once more than the reference still passes and one that computes in a coarser type does not.
+DEFAULT_EPS = {
+    "float64": 1e-9,
+    "float32": 1e-5,
+    "float16": 1e-3,
+    "bfloat16": 8e-3,
+}
+TF32_EPS = 2e-3
+
+
+def dtype_name(dtype: torch.dtype) -> str:
+    return str(dtype).removeprefix("torch.")
+
+
+@dataclass
+class Judgement:
+    passed: bool
+    reason: str = ""
+    max_abs_err: float | None = None
+    max_rel_err: float | None = None
+    mismatches: int = 0
+    numel: int = 0
+    first_bad: list[BadElement] = field(default_factory=list)
+    metrics: dict[str, float] = field(default_factory=dict)
+    contract_violation: bool = False
+
+
+@dataclass
+class Expected:
+    lo: Any
+    hi: Any = None
+
+
+def flatten(tree: Any) -> list[Any]:
+    if isinstance(tree, (tuple, list)):
+        return [leaf for item in tree for leaf in flatten(item)]
+    return [tree]
+
+
+def describe(tree: Any) -> str:
+    if isinstance(tree, torch.Tensor):
+        return f"tensor{tuple(tree.shape)} {dtype_name(tree.dtype)}"
+    if isinstance(tree, (tuple, list)):
+        return f"{type(tree).__name__} of {len(tree)}: (" + ", ".join(describe(t) for t in tree) + ")"
+    return type(tree).__name__
+
+
+def structure_problem(expected: Any, got: Any) -> str | None:
+    """Why `got` cannot be compared with `expected` (shape, dtype, arity), or None."""
+    if isinstance(expected, torch.Tensor):
+        if not isinstance(got, torch.Tensor):
+            return f"returned {describe(got)} where a tensor was expected ({describe(expected)})"
+        if tuple(got.shape) != tuple(expected.shape):
+            return f"output shape {tuple(got.shape)} where {tuple(expected.shape)} was expected"
+        if got.dtype != expected.dtype:
+            return (f"output dtype {dtype_name(got.dtype)} where {dtype_name(expected.dtype)} was "
+                    "expected (return the reference's dtype; compute in higher precision inside the kernel if needed)")
+        return None
+    if isinstance(expected, (tuple, list)):
+        if not isinstance(got, (tuple, list)) or len(got) != len(expected):
+            return f"returned {describe(got)} where {describe(expected)} was expected"
+        for e, g in zip(expected, got):
+            problem = structure_problem(e, g)
+            if problem:
+                return problem
+        return None
+    if isinstance(got, torch.Tensor) or isinstance(got, (tuple, list)):
+        return f"returned {describe(got)} where {type(expected).__name__} was expected"
+    return None
+
+
+def _bad_elements(mask: torch.Tensor, expected: torch.Tensor, got: torch.Tensor) -> list[BadElement]:
+    flat = torch.nonzero(mask.reshape(-1)).reshape(-1)[:FIRST_BAD_SHOWN].tolist()
+    shape = tuple(expected.shape)
+    out = []
+    for i in flat:
+        index = list(torch.unravel_index(torch.tensor(i), shape)) if shape else []
+        out.append(BadElement([int(j) for j in index], float(expected.reshape(-1)[i]), float(got.reshape(-1)[i])))
+    return out
+
+
+def _merge(parts: Sequence[Judgement]) -> Judgement:
+    failed = [p for p in parts if not p.passed]
+    merged = Judgement(
+        passed=not failed,
+        reason=failed[0].reason if failed else "",
+        max_abs_err=max((p.max_abs_err for p in parts if p.max_abs_err is not None), default=None),
+        max_rel_err=max((p.max_rel_err for p in parts if p.max_rel_err is not None), default=None),
+        mismatches=sum(p.mismatches for p in parts),
+        numel=sum(p.numel for p in parts),
+        first_bad=[b for p in parts for b in p.first_bad][:FIRST_BAD_SHOWN],
+        contract_violation=any(p.contract_violation for p in failed),
+    )
+    for p in parts:
+        merged.metrics.update(p.metrics)
+    return merged
+
+
+def _worst(per_run: Sequence[Judgement]) -> Judgement:
+    """One judgement for several runs of the same call: the first failing run's, else the first."""
+    return next((j for j in per_run if not j.passed), per_run[0])
+
+
+def _exact_leaf(expected: Any, got: Any) -> Judgement:
+    if not isinstance(expected, torch.Tensor):
+        same = expected == got or (isinstance(expected, float) and math.isnan(expected) and math.isnan(got))
+        return Judgement(passed=bool(same), reason="" if same else f"returned {got!r}, expected {expected!r}",
+                         numel=1, mismatches=0 if same else 1)
+    e, g = expected, got.to(expected.device)
+    differ = e != g
+    if e.is_floating_point():
+        differ &= ~(torch.isnan(e) & torch.isnan(g))
+    count = int(differ.sum())
+    j = Judgement(passed=count == 0, numel=e.numel(), mismatches=count)
+    if count:
+        j.first_bad = _bad_elements(differ, e, g)
+        diff = (e.double() - g.double()).abs()
+        j.max_abs_err = float(diff[differ].max()) if e.is_floating_point() or count else 0.0
+        j.reason = f"{count} of {e.numel()} elements differ from the exact expected values"
+    else:
+        j.max_abs_err = 0.0
+    return j
+
+
+def _nonfinite_problem(lo: torch.Tensor, hi: torch.Tensor, got: torch.Tensor) -> tuple[torch.Tensor, str]:
+    """Elements whose NaN/Inf status is wrong, and a sentence about them."""
+    target = hi.to(lo.dtype).to(torch.float64)
+    lo64, got64 = lo.to(torch.float64), got.to(torch.float64)
+
+    def status(x):  # 0 finite, 1 nan, 2 +inf, 3 -inf
+        s = torch.zeros_like(x, dtype=torch.int8)
+        s[torch.isnan(x)] = 1
+        s[x == math.inf] = 2
+        s[x == -math.inf] = 3
+        return s
+
+    sg = status(got64)
+    wrong = (sg != status(target)) & (sg != status(lo64))
+    if not bool(wrong.any()):
+        return wrong, ""
+    kinds = {1: "NaN", 2: "+Inf", 3: "-Inf", 0: "a finite value"}
+    i = int(torch.nonzero(wrong.reshape(-1))[0])
+    return wrong, (f"{int(wrong.sum())} elements have the wrong NaN/Inf status (first at flat index {i}: "
+                   f"got {kinds[int(sg.reshape(-1)[i])]}, expected {kinds[int(status(target).reshape(-1)[i])]})")
+
+
+@dataclass(frozen=True)
+class Tolerance:
+    """Floating outputs within a dtype-aware bound of the float64 reference.
+
+    Element i passes when |got - hi| <= eps * (|hi| + rms(hi)) + error_factor * |lo - hi|,
+    where lo is the reference computed in the evaluated dtype: the bound follows the
+    reference's own low-precision error. The whole output must also pass in norm.
+    """
+
+    kind: str = "tolerance"
+    eps: dict[str, float] = field(default_factory=lambda: dict(DEFAULT_EPS))
+    error_factor: float = 4.0
+    tf32: bool = False
+    needs_hi: bool = True
+
+    def eps_for(self, dtype: torch.dtype) -> float:
+        name = dtype_name(dtype)
+        if name == "float32" and self.tf32:
+            return TF32_EPS
+        return self.eps.get(name, 0.0)
+
+    def judge_leaf(self, lo: Any, hi: Any, got: Any) -> Judgement:
+        if not isinstance(lo, torch.Tensor) or not lo.is_floating_point():
+            if isinstance(lo, float) and isinstance(got, (int, float)):
+                bound = self.eps.get("float64", 0) * (abs(hi) + 1) + self.error_factor * abs(lo - hi)
+                ok = abs(got - hi) <= bound
+                return Judgement(passed=ok, numel=1, mismatches=0 if ok else 1, max_abs_err=abs(got - hi),
+                                 reason="" if ok else f"returned {got!r}, expected {hi!r}")
+            return _exact_leaf(lo, got)
+        device = lo.device
+        hi64 = hi.to(device=device, dtype=torch.float64)
+        lo64 = lo.to(torch.float64)
+        got64 = got.to(device=device, dtype=torch.float64)
+        wrong_status, status_reason = _nonfinite_problem(lo, hi64, got64)
+        finite = torch.isfinite(hi64) & torch.isfinite(got64) & torch.isfinite(lo64)
+        eps = self.eps_for(lo.dtype)
+        h = torch.where(finite, hi64, torch.zeros_like(hi64))
+        rms = float(h.square().mean().sqrt()) if h.numel() else 0.0
+        err = torch.where(finite, (got64 - hi64).abs(), torch.zeros_like(hi64))
+        own = torch.where(finite, (lo64 - hi64).abs(), torch.zeros_like(hi64))
+        bound = eps * (h.abs() + rms) + self.error_factor * own
+        bad = (err > bound) | wrong_status
+        j = Judgement(passed=True, numel=lo.numel())
+        j.max_abs_err = float(err.max()) if err.numel() else 0.0
+        j.max_rel_err = float((err / (h.abs() + rms)).max()) if err.numel() and rms > 0 else j.max_abs_err
+        j.mismatches = int(bad.sum())
+        norm_bound = self.error_factor * float(own.square().sum().sqrt()) + eps * float(h.square().sum().sqrt())
+        norm_err = float(err.square().sum().sqrt())
+        if j.mismatches:
+            j.passed = False
+            j.first_bad = _bad_elements(bad, hi64, got64)
+            j.reason = status_reason or (
+                f"{j.mismatches} of {lo.numel()} elements outside tolerance (max abs error {j.max_abs_err:.3g}, "
+                f"max error relative to |expected|+rms {j.max_rel_err:.3g}, allowed about {eps:.1g} for "
+                f"{dtype_name(lo.dtype)})")
+        elif norm_err > norm_bound * (1 + 1e-9):
+            j.passed = False
+            j.reason = f"error norm {norm_err:.3g} exceeds the allowed {norm_bound:.3g} for {dtype_name(lo.dtype)}"
+        constant = _constant_output_problem(h, got64, finite)
+        if j.passed and constant:
+            j.passed, j.reason = False, constant
+        return j
+
+    def judge(self, expected: Expected, runs: Sequence[Any], inputs: Any = None) -> Judgement:
+        his = flatten(expected.hi) if expected.hi is not None else [None] * len(flatten(expected.lo))
+        judgement = _worst([_merge([self.judge_leaf(lo, hi, got) for lo, hi, got in
+                                    zip(flatten(expected.lo), his, flatten(run))]) for run in runs])
+        if judgement.passed and len(runs) > 1:
+            judgement = _merge([judgement, _runs_agree(runs, self)])
+        return judgement
+
+
+def _constant_output_problem(h: torch.Tensor, got: torch.Tensor, finite: torch.Tensor) -> str:
+    if h.numel() < 2 or not bool(finite.any()):
+        return ""
+    g, e = got[finite], h[finite]
+    if bool((g == g[0]).all()) and not bool((e == e[0]).all()):
+        return f"every output element is {float(g[0]):.6g}, but the expected output varies"
+    return ""
+
+
+def _runs_agree(runs: Sequence[Any], tol: Tolerance) -> Judgement:
+    first = flatten(runs[0])
+    for other in runs[1:]:
+        for a, b in zip(first, flatten(other)):
+            if not isinstance(a, torch.Tensor) or not a.is_floating_point():
+                if not _exact_leaf(a, b).passed:
+                    return Judgement(False, "two calls on the same inputs returned different results")
+                continue
+            a64, b64 = a.double(), b.to(a.device).double()
+            both = torch.isfinite(a64) & torch.isfinite(b64)
+            scale = a64[both].abs()
+            rms = float(scale.square().mean().sqrt()) if scale.numel() else 0.0
+            diff = (a64[both] - b64[both]).abs()
+            limit = 2 * tol.eps_for(a.dtype) * (scale + rms) + 1e-300
+            if diff.numel() and bool((diff > limit).any()):
+                return Judgement(False, "two calls on the same inputs returned different results (unwritten or "
+                                        "racy output elements?)", max_abs_err=float(diff.max()))
+    return Judgement(True)
+
+
+@dataclass(frozen=True)
+class Exact:
+    """Integer, index and mask outputs (and values merely moved) must match exactly."""
+
+    kind: str = "exact"
+    needs_hi: bool = False
+
+    def judge(self, expected: Expected, runs: Sequence[Any], inputs: Any = None) -> Judgement:
+        return _worst([_merge([_exact_leaf(lo, got) for lo, got in zip(flatten(expected.lo), flatten(run))])
+                       for run in runs])
+
+
+def approximation_metrics(ref: torch.Tensor, got: torch.Tensor) -> dict[str, float]:
+    r = ref.double().reshape(-1)
+    g = got.to(ref.device).double().reshape(-1)
+    noise = (g - r).square().sum()
+    signal = r.square().sum()
+    return {
+        "cosine": float(torch.nn.functional.cosine_similarity(r, g, dim=0)),
+        "l1_relative": float((g - r).abs().sum() / r.abs().sum().clamp_min(1e-300)),
+        "rmse_relative": float(noise.div(r.numel()).sqrt() / signal.div(r.numel()).sqrt().clamp_min(1e-300)),
+        "sqnr_db": float(10 * torch.log10(signal / noise.clamp_min(1e-300))),
+    }
+
+
+QuantGate = Callable[[Any, torch.Tensor], "tuple[bool, str, dict[str, float]]"]
+
+
+@dataclass(frozen=True)
+class Approximate:
+    """Quantized kernels: close to the float result by approximation metrics, and a gate that
+    checks the output carries the signature of the quantization the task asks for."""
+
+    kind: str = "approximate"
+    min_cosine: float = 0.95
+    max_l1_relative: float = 0.05
+    max_rmse_relative: float = 0.1
+    min_sqnr_db: float = 20.0
+    gate: QuantGate | None = None
+    needs_hi: bool = True
+
+    def judge(self, expected: Expected, runs: Sequence[Any], inputs: Any = None) -> Judgement:
+        return _worst([_merge([self._judge_leaf(hi, got, inputs) for hi, got in zip(flatten(expected.hi), flatten(run))])
+                       for run in runs])
+
+    def _judge_leaf(self, hi: torch.Tensor, got: torch.Tensor, inputs: Any) -> Judgement:
+        finite = bool(torch.isfinite(got).all())
+        if not finite:
+            return Judgement(False, "output contains NaN or Inf", numel=got.numel(), mismatches=got.numel())
+        m = approximation_metrics(hi, got)
+        failures = []
+        if m["cosine"] < self.min_cosine:
+            failures.append(f"cosine similarity {m['cosine']:.4f} < {self.min_cosine}")
+        if m["l1_relative"] > self.max_l1_relative:
+            failures.append(f"relative L1 error {m['l1_relative']:.4f} > {self.max_l1_relative}")
+        if m["rmse_relative"] > self.max_rmse_relative:
+            failures.append(f"relative RMSE {m['rmse_relative']:.4f} > {self.max_rmse_relative}")
+        if m["sqnr_db"] < self.min_sqnr_db:
+            failures.append(f"SQNR {m['sqnr_db']:.1f} dB < {self.min_sqnr_db} dB")
+        j = Judgement(passed=not failures, reason="; ".join(failures), numel=got.numel(), metrics=m,
+                      max_abs_err=float((got.double().to(hi.device) - hi.double()).abs().max()))
+        if j.passed and self.gate is not None:
+            ok, why, gate_metrics = self.gate(inputs, got)
+            j.metrics.update(gate_metrics)
+            if not ok:
+                j.passed, j.reason, j.contract_violation = False, why, True
+        return j
+
+
+StatisticalCheck = Callable[[Any, Sequence[Any]], "list[str]"]
+
+
+@dataclass(frozen=True)
+class Statistical:
+    """Random outputs: judged by distribution tests over the runs, never by matching torch's RNG."""
+
+    check: StatisticalCheck
+    kind: str = "statistical"
+    needs_hi: bool = False
+
+    def judge(self, expected: Expected, runs: Sequence[Any], inputs: Any = None) -> Judgement:
+        failures = self.check(inputs, runs)
+        numel = sum(t.numel() for t in flatten(runs[0]) if isinstance(t, torch.Tensor))
+        return Judgement(passed=not failures, reason="; ".join(failures), numel=numel,
+                         mismatches=0 if not failures else numel)
+
+
+Contract = Tolerance | Exact | Approximate | Statistical

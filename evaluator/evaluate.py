@@ -1,0 +1,371 @@
+"""The evaluation pipeline: static checks, a sandboxed candidate process, judging every call in
+this process, then (on a GPU) timing against the eager baseline and the roofline."""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import shutil
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterator
+
+import torch
+
+from evaluator import baseline, calibration, gpu_lock, maintainability, roofline, wire
+from evaluator.cases import Case, plan, timing_cases
+from evaluator.contracts import dtype_name, flatten, structure_problem
+from evaluator.environment import device_key, environment
+from evaluator.references import CaseData, ReferenceStore
+from evaluator.result import CaseResult, EvalResult, KernelInfo, Performance, Stage, Verdict
+from evaluator.sandbox import ChildGone, ForkServer, Limits, Sandbox, scratch_root, secret_values
+from evaluator.static_checks import check_source
+from evaluator.task import Inputs, Task
+from evaluator.timing import stats
+
+ENTRY_ALIASES = ("kernel_function",)
+MAX_REASON_CHARS = 2000
+
+
+def default_cache_dir() -> Path:
+    if os.environ.get("AGENTLOOP_CACHE_DIR"):
+        return Path(os.environ["AGENTLOOP_CACHE_DIR"])
+    return Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "agentloop"
+
+
+def resolve_device(name: str) -> torch.device:
+    if name == "auto":
+        return torch.device("cuda:0") if torch.cuda.is_available() else torch.device("cpu")
+    device = torch.device(name)
+    if device.type == "cuda" and not torch.cuda.is_available():
+        raise ValueError("--device cuda was asked for, but no CUDA GPU is visible")
+    if device.type == "cuda" and device.index is None:
+        device = torch.device("cuda:0")
+    if device.type not in ("cpu", "cuda"):
+        raise ValueError(f"unsupported device {name!r}; use auto, cpu or cuda[:N]")
+    return device
+
+
+@dataclass
+class EvaluatorConfig:
+    device: str = "auto"
+    timing: bool = True
+    compile_baseline: bool = False
+    profile: bool = False
+    cache_dir: Path = field(default_factory=default_cache_dir)
+    limits: Limits | None = None
+    timing_policy: dict[str, Any] = field(default_factory=dict)
+    gpu_memory_fraction: float = 0.6
+
+
+class Verdicts(Exception):
+    """Control flow: evaluation ends with this verdict and reason."""
+
+    def __init__(self, verdict: Verdict, reason: str, traceback: str | None = None):
+        super().__init__(reason)
+        self.verdict, self.reason, self.traceback = verdict, reason, traceback
+
+
+def describe_case(case: Case) -> str:
+    mode = ", outlier mode (0.1% of elements x50)" if case.mode == "outlier" else ""
+    return f"{case.size} {dtype_name(case.dtype)} inputs (seed {case.seed}{mode})"
+
+
+class Evaluator:
+    """Scores candidates against tasks. Thread-safe: evaluate() may run concurrently."""
+
+    def __init__(self, config: EvaluatorConfig | None = None):
+        self.config = config or EvaluatorConfig()
+        self.device = resolve_device(self.config.device)
+        self.on_gpu = self.device.type == "cuda"
+        self.cache_dir = Path(self.config.cache_dir)
+        self.lock_dir = (gpu_lock.lock_dir_for(self.cache_dir, self.device.index or 0) if self.on_gpu else None)
+        self.limits = self.config.limits or (Limits(step_seconds=60, total_seconds=300, memory_bytes=16 << 30)
+                                             if self.on_gpu else Limits(step_seconds=120, total_seconds=900,
+                                                                        memory_bytes=6 << 30))
+        self.work_dir = Path(tempfile.mkdtemp(prefix="agentloop-inputs-", dir=scratch_root()))
+        self.references = ReferenceStore(self.work_dir, self.device, lock_dir=self.lock_dir)
+        self.server = ForkServer(interpret=not self.on_gpu)
+        self.baselines = baseline.BaselineCache(self.cache_dir / "baselines.json")
+        self.secrets = secret_values(dict(os.environ))
+        self._peaks: calibration.Peaks | None = None
+
+    def close(self) -> None:
+        self.server.close()
+        shutil.rmtree(self.work_dir, ignore_errors=True)
+
+    def __enter__(self) -> "Evaluator":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    # ------------------------------------------------------------------------------------------
+    def evaluate(self, task: Task, source: str) -> EvalResult:
+        began = time.perf_counter()
+        result = EvalResult(task_id=task.id, verdict=Verdict.CORRECT, stage=Stage.STATIC, reason="",
+                            source_hash=hashlib.sha256(source.encode()).hexdigest(),
+                            environment=environment(self.device.type, self.device.index or 0))
+        try:
+            self._evaluate(task, source, result)
+            result.stage, result.reason = Stage.DONE, self._correct_reason(result)
+        except Verdicts as v:
+            result.verdict, result.reason = v.verdict, v.reason[:MAX_REASON_CHARS]
+            result.traceback = v.traceback
+        result.phases["total"] = time.perf_counter() - began
+        return self._redacted(result)
+
+    @contextlib.contextmanager
+    def _phase(self, result: EvalResult, name: str) -> Iterator[None]:
+        began = time.perf_counter()
+        try:
+            yield
+        finally:
+            result.phases[name] = result.phases.get(name, 0.0) + time.perf_counter() - began
+
+    def _evaluate(self, task: Task, source: str, result: EvalResult) -> None:
+        with self._phase(result, "static"):
+            report = check_source(source, [task.entry, *ENTRY_ALIASES], frozenset(a.api for a in task.allowed))
+            result.maintainability = maintainability.measure(source)
+        if not report.ok:
+            raise Verdicts(report.verdict, report.reason)
+        cases = plan(task, self.on_gpu)
+        with self._phase(result, "references"):
+            data = [self.references.get(task, case) for case in cases]
+        job = {"entry": report.entry, "device": str(self.device), "mutates": list(task.mutates),
+               "allowed_aten": sorted({op for a in task.allowed for op in a.aten}),
+               "cases": [{"inputs": str(d.inputs_file)} for d in data],
+               "lock_dir": str(self.lock_dir) if self.lock_dir else None,
+               "gpu_memory_fraction": self.config.gpu_memory_fraction if self.on_gpu else None}
+        result.stage = Stage.IMPORT
+        try:
+            with Sandbox(self.server, "candidate", job, {"candidate.py": source}, self.limits,
+                         address_space_limit=not self.on_gpu) as box:
+                with self._phase(result, "correctness"):
+                    self._run_cases(box, task, cases, data, result)
+                if self.on_gpu and self.config.timing:
+                    result.stage = Stage.TIMING
+                    with self._phase(result, "timing"):
+                        self._time(box, task, result)
+        except ChildGone as gone:
+            raise Verdicts(Verdict(gone.verdict), gone.reason, gone.output_tail or None) from None
+
+    # correctness ------------------------------------------------------------------------------
+    def _run_cases(self, box: Sandbox, task: Task, cases: list[Case], data: list[CaseData],
+                   result: EvalResult) -> None:
+        outputs: dict[int, list[Any]] = {}
+        while True:
+            message = box.recv()
+            event = message.get("event")
+            if event == "imported":
+                result.stage = Stage.CALL
+            elif event == "failed":
+                self._child_failed(message, cases, result)
+            elif event == "call":
+                index, run = _index(message.get("case"), len(cases)), _index(message.get("run"), 2)
+                result.stage = Stage.CALL if index == 0 else Stage.ACCURACY
+                self._check_call_report(message, cases[index])
+                out = self._load_call(box.scratch / f"case{index}_run{run}.pt", data[index], task, cases[index])
+                outputs.setdefault(index, []).append(out)
+                if len(outputs[index]) == 2:
+                    self._judge_case(task, cases[index], data[index], outputs.pop(index), result)
+            elif event == "cases_done":
+                result.kernels = [KernelInfo(**_known(k, KernelInfo)) for k in message.get("kernels", [])
+                                  if isinstance(k, dict)]
+                return
+            else:
+                raise Verdicts(Verdict.CONTRACT_FAIL, "the candidate's process sent an unexpected message")
+
+    def _child_failed(self, message: dict, cases: list[Case], result: EvalResult) -> None:
+        verdict = message.get("verdict")
+        if verdict not in {"COMPILE_FAIL", "RUNTIME_FAIL", "CONTRACT_FAIL"}:
+            verdict = "RUNTIME_FAIL"
+        reason = str(message.get("reason", "failed"))
+        if message.get("phase") == "import":
+            result.stage = Stage.IMPORT
+            reason = "importing the module failed: " + reason
+        elif message.get("phase") == "call":
+            index = _index(message.get("case"), len(cases))
+            result.stage = Stage.CALL if index == 0 else Stage.ACCURACY
+            reason = f"on {describe_case(cases[index])}: {reason}"
+        raise Verdicts(Verdict(verdict), reason, str(message.get("traceback") or "") or None)
+
+    @staticmethod
+    def _check_call_report(message: dict, case: Case) -> None:
+        where = describe_case(case)
+        if not isinstance(message.get("launches"), int) or message["launches"] < 1:
+            raise Verdicts(Verdict.CONTRACT_FAIL, f"on {where}: the call returned without launching any Triton "
+                           "kernel; the result must be computed by a @triton.jit kernel on every call")
+        violations = message.get("violations")
+        if violations:
+            ops = ", ".join(str(v) for v in violations[:8])
+            raise Verdicts(Verdict.CONTRACT_FAIL, f"on {where}: PyTorch operators ran on the host outside Triton "
+                           f"kernels ({ops}); only allocation and metadata are allowed there")
+        if message.get("new_threads"):
+            raise Verdicts(Verdict.CONTRACT_FAIL, f"on {where}: the call left a thread running; work must finish "
+                           "before the function returns")
+
+    def _load_call(self, path: Path, data: CaseData, task: Task, case: Case) -> Any:
+        try:
+            payload = wire.load(path, self.device)
+        except wire.WireError as exc:
+            raise Verdicts(Verdict.CONTRACT_FAIL, f"on {describe_case(case)}: {exc}") from None
+        if not isinstance(payload, dict) or "out" not in payload or not isinstance(payload.get("args"), Inputs):
+            raise Verdicts(Verdict.CONTRACT_FAIL, "the candidate's process wrote a malformed result")
+        mutated = _mutated_arguments(data.inputs, payload["args"], task.mutates)
+        if mutated:
+            raise Verdicts(Verdict.CONTRACT_FAIL, f"on {describe_case(case)}: the call modified its input "
+                           f"{mutated}, which this task's semantics leave unchanged")
+        return payload["out"]
+
+    def _judge_case(self, task: Task, case: Case, data: CaseData, runs: list[Any], result: EvalResult) -> None:
+        problem = structure_problem(data.expected.lo, runs[0])
+        with gpu_lock.shared(self.lock_dir):
+            judgement = None if problem else task.contract.judge(data.expected, runs, data.inputs)
+        case_result = CaseResult(size=case.size, dtype=dtype_name(case.dtype), mode=case.mode, seed=case.seed,
+                                 passed=judgement.passed if judgement else False,
+                                 reason=problem or judgement.reason)
+        if judgement is not None:
+            case_result.max_abs_err, case_result.max_rel_err = judgement.max_abs_err, judgement.max_rel_err
+            case_result.mismatches, case_result.numel = judgement.mismatches, judgement.numel
+            case_result.first_bad, case_result.metrics = judgement.first_bad, judgement.metrics
+        result.cases.append(case_result)
+        if case_result.passed:
+            return
+        if judgement is not None and judgement.contract_violation:
+            verdict = Verdict.CONTRACT_FAIL
+        else:
+            verdict = Verdict.OUTLIER_FAIL if case.mode == "outlier" else Verdict.INCORRECT
+        raise Verdicts(verdict, f"on {describe_case(case)}: {case_result.reason}")
+
+    # timing -----------------------------------------------------------------------------------
+    def _time(self, box: Sandbox, task: Task, result: EvalResult) -> None:
+        sets = [self.references.get(task, case) for case in timing_cases(task)]
+        box.send({"op": "time", "sets": [str(d.inputs_file) for d in sets], "policy": self.config.timing_policy})
+        message = box.recv()
+        if message.get("event") == "failed":
+            raise Verdicts(Verdict(message.get("verdict", "RUNTIME_FAIL")) if message.get("verdict") in
+                           {"RUNTIME_FAIL", "CONTRACT_FAIL"} else Verdict.RUNTIME_FAIL,
+                           "while timing: " + str(message.get("reason")), message.get("traceback"))
+        if message.get("event") != "timed":
+            raise Verdicts(Verdict.CONTRACT_FAIL, "the candidate's process sent an unexpected message")
+        self._check_timed_calls(box, task, sets, message)
+        samples = [float(x) for x in message.get("samples_ms", []) if isinstance(x, (int, float))]
+        if not samples:
+            raise Verdicts(Verdict.RUNTIME_FAIL, "timing produced no samples")
+        candidate = stats(samples)
+        eager, compiled = self._baseline(task, sets)
+        perf = Performance(size="standard", dtype=dtype_name(task.primary_dtype), candidate=candidate, eager=eager,
+                           compiled=compiled)
+        if eager:
+            perf.speedup = eager.median_ms / candidate.median_ms
+        if compiled:
+            perf.speedup_vs_compiled = compiled.median_ms / candidate.median_ms
+        peaks = self._calibration()
+        cost = task.cost(sets[0].inputs)
+        tf32 = bool(getattr(task.contract, "tf32", False))
+        for name, value in roofline.figures(cost, peaks, task.primary_dtype, tf32, candidate.median_ms).items():
+            setattr(perf, name, value)
+        if roofline.impossible(perf.roofline_fraction):
+            raise Verdicts(Verdict.CONTRACT_FAIL, (
+                f"measured {candidate.median_ms:.4f} ms, below the physical floor of {perf.roofline_floor_ms:.4f} ms "
+                f"for {cost.bytes / 1e6:.1f} MB and {cost.flops / 1e9:.2f} GFLOP on this GPU; a result faster than "
+                "the hardware allows is rejected (work escaping the timer, or results computed ahead of time)"))
+        result.performance = perf
+
+    def _check_timed_calls(self, box: Sandbox, task: Task, sets: list[CaseData], message: dict) -> None:
+        if message.get("calls_without_launch"):
+            raise Verdicts(Verdict.CONTRACT_FAIL, "some timed calls launched no Triton kernel (results cached or "
+                           "replayed across calls are not allowed)")
+        if message.get("violations"):
+            ops = ", ".join(str(v) for v in message["violations"][:8])
+            raise Verdicts(Verdict.CONTRACT_FAIL, f"timed calls ran PyTorch operators on the host ({ops})")
+        for k, data in enumerate(sets):
+            try:
+                payload = wire.load(box.scratch / f"timed_set{k}.pt", self.device)
+            except wire.WireError as exc:
+                raise Verdicts(Verdict.CONTRACT_FAIL, f"timed call results unreadable: {exc}") from None
+            out = payload.get("out") if isinstance(payload, dict) else None
+            problem = structure_problem(data.expected.lo, out)
+            with gpu_lock.shared(self.lock_dir):
+                judgement = None if problem else task.contract.judge(data.expected, [out], data.inputs)
+            if problem or not judgement.passed:
+                raise Verdicts(Verdict.CONTRACT_FAIL, "a timed call returned wrong results although the same call "
+                               "passed before timing (results cached, replayed or computed ahead?): "
+                               + (problem or judgement.reason))
+
+    def _baseline(self, task: Task, sets: list[CaseData]):
+        seeds = tuple(task.timing_seeds)
+        key = device_key(self.device)
+        found = {label: self.baselines.get(baseline.cache_key(task, dtype_name(task.primary_dtype), seeds, key,
+                                                               label == "compiled"))
+                 for label in (["eager", "compiled"] if self.config.compile_baseline else ["eager"])}
+        if all(found.values()):
+            return found["eager"], found.get("compiled")
+        measured = baseline.measure(self.server, task, [d.inputs_file for d in sets], str(self.device),
+                                    self.lock_dir, self.config.timing_policy, self.config.compile_baseline)
+        for label, value in measured.items():
+            self.baselines.put(baseline.cache_key(task, dtype_name(task.primary_dtype), seeds, key,
+                                                  label == "compiled"), value)
+        return measured.get("eager"), measured.get("compiled")
+
+    def _calibration(self) -> calibration.Peaks:
+        if self._peaks is None:
+            self._peaks = calibration.calibrate(self.cache_dir, self.device, self.lock_dir)
+        return self._peaks
+
+    # ------------------------------------------------------------------------------------------
+    @staticmethod
+    def _correct_reason(result: EvalResult) -> str:
+        passed = sum(c.passed for c in result.cases)
+        text = f"all {passed} cases passed"
+        if result.performance and result.performance.speedup is not None:
+            text += f"; {result.performance.speedup:.2f}x eager PyTorch"
+        return text
+
+    def _redacted(self, result: EvalResult) -> EvalResult:
+        def scrub(text: str | None) -> str | None:
+            if not text:
+                return text
+            for secret in self.secrets:
+                text = text.replace(secret, "[redacted]")
+            return text
+        result.reason = scrub(result.reason)
+        result.traceback = scrub(result.traceback)
+        for case in result.cases:
+            case.reason = scrub(case.reason)
+        return result
+
+
+def _index(value: Any, bound: int) -> int:
+    if not isinstance(value, int) or not 0 <= value < bound:
+        raise Verdicts(Verdict.CONTRACT_FAIL, "the candidate's process sent a malformed message")
+    return value
+
+
+def _known(data: dict, cls) -> dict:
+    names = set(cls.__dataclass_fields__)
+    return {k: v for k, v in data.items() if k in names}
+
+
+def _mutated_arguments(original: Inputs, after: Inputs, mutates: tuple[int, ...]) -> str:
+    """Names the first tensor argument that changed although the task does not mutate it."""
+    def same(a, b) -> bool:
+        if not isinstance(a, torch.Tensor):
+            return True
+        if not isinstance(b, torch.Tensor) or a.shape != b.shape or a.dtype != b.dtype:
+            return False
+        return torch.allclose(a, b.cpu(), rtol=0, atol=0, equal_nan=True) if a.is_floating_point() else \
+            torch.equal(a, b.cpu())
+    if len(after.args) != len(original.args):
+        return "argument list"
+    for i, (a, b) in enumerate(zip(original.args, after.args)):
+        if i not in mutates and not all(same(x, y) for x, y in zip(flatten(a), flatten(b))):
+            return f"argument {i}"
+    for name, value in original.kwargs.items():
+        if not same(value, after.kwargs.get(name)):
+            return f"argument {name!r}"
+    return ""

@@ -1,0 +1,157 @@
+"""Fork server: a process with torch and triton imported (CUDA untouched) that forks one child per
+evaluation, so each candidate starts in a clean process in milliseconds.
+
+Protocol on stdin/stdout, one JSON object per line:
+  request  {"id": n, "kind": "candidate"|"baseline", "scratch": dir, "limits": {...}}
+  reply    {"id": n, "pid": pid}
+  exit     {"exit": pid, "code": int|null, "signal": int|null}
+The server was started with a scrubbed environment; each child starts a new session (so it can be
+killed as a group), dies with the server, closes every inherited descriptor, and runs under
+resource limits with its stdout and stderr in its scratch directory.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+import resource
+import selectors
+import signal
+import sys
+import traceback
+
+PR_SET_PDEATHSIG = 1
+RLIMITS = {
+    "AS": resource.RLIMIT_AS,
+    "FSIZE": resource.RLIMIT_FSIZE,
+    "NPROC": resource.RLIMIT_NPROC,
+    "NOFILE": resource.RLIMIT_NOFILE,
+    "CORE": resource.RLIMIT_CORE,
+}
+
+
+def preload() -> None:
+    import numpy  # noqa: F401
+    import torch  # noqa: F401
+    import triton  # noqa: F401
+    import triton.language  # noqa: F401
+
+    from evaluator import baseline_worker, worker  # noqa: F401
+
+
+def _die_with_parent() -> None:
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    except (OSError, AttributeError):
+        pass
+
+
+def _address_space_now() -> int:
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+
+
+def _apply_limits(limits: dict) -> None:
+    """Set rlimits; AS_EXTRA means RLIMIT_AS at what is mapped now plus that many bytes."""
+    limits = dict(limits)
+    extra = limits.pop("AS_EXTRA", None)
+    if extra is not None:
+        limits["AS"] = _address_space_now() + int(extra)
+    for name, value in limits.items():
+        if name in RLIMITS and value is not None:
+            try:
+                resource.setrlimit(RLIMITS[name], (int(value), int(value)))
+            except (ValueError, OSError):
+                pass
+
+
+def _become_child(request: dict) -> None:
+    scratch = request["scratch"]
+    os.setsid()
+    signal.set_wakeup_fd(-1)
+    signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+    _die_with_parent()
+    null = os.open(os.devnull, os.O_RDONLY)
+    log = os.open(os.path.join(scratch, "output.txt"), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    os.dup2(null, 0)
+    os.dup2(log, 1)
+    os.dup2(log, 2)
+    os.closerange(3, 65536)
+    sys.stdout = open(1, "w", buffering=1, closefd=False)
+    sys.stderr = open(2, "w", buffering=1, closefd=False)
+    _apply_limits(request.get("limits", {}))
+    if request["kind"] == "baseline":
+        from evaluator import baseline_worker
+        baseline_worker.main(scratch)
+    else:
+        from evaluator import worker
+        worker.main(scratch)
+
+
+def _fork(request: dict) -> int:
+    pid = os.fork()
+    if pid == 0:
+        code = 0
+        try:
+            _become_child(request)
+        except BaseException:  # noqa: BLE001 - report and leave, whatever happened
+            traceback.print_exc()
+            code = 70
+        finally:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(code)
+    return pid
+
+
+def _write(message: dict) -> None:
+    os.write(1, (json.dumps(message) + "\n").encode())
+
+
+def _reap() -> None:
+    while True:
+        try:
+            pid, status = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+        code = os.waitstatus_to_exitcode(status)
+        _write({"exit": pid, "code": code if code >= 0 else None, "signal": -code if code < 0 else None})
+
+
+def serve() -> None:
+    wake_r, wake_w = os.pipe()
+    os.set_blocking(wake_w, False)
+    signal.set_wakeup_fd(wake_w)
+    signal.signal(signal.SIGCHLD, lambda *_: None)
+    selector = selectors.DefaultSelector()
+    selector.register(0, selectors.EVENT_READ, "stdin")
+    selector.register(wake_r, selectors.EVENT_READ, "wake")
+    pending = b""
+    _write({"ready": os.getpid()})
+    while True:
+        for key, _ in selector.select():
+            if key.data == "wake":
+                os.read(wake_r, 4096)
+                _reap()
+                continue
+            chunk = os.read(0, 65536)
+            if not chunk:
+                return  # the evaluator is gone; children die with us (PR_SET_PDEATHSIG)
+            pending += chunk
+            while b"\n" in pending:
+                line, pending = pending.split(b"\n", 1)
+                request = json.loads(line)
+                _write({"id": request["id"], "pid": _fork(request)})
+        _reap()
+
+
+def main() -> None:
+    preload()
+    serve()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,59 @@
+"""Readers-writer lock over a GPU, across processes: timing holds it exclusively, every other
+GPU user (correctness calls, reference computation) holds it shared.
+
+Two flock files: a turnstile that a waiting writer holds, so new readers queue behind it instead
+of starving it, and the lock itself. A `None` directory means no GPU: the lock is a no-op.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+from pathlib import Path
+from typing import Iterator
+
+
+@contextlib.contextmanager
+def _flock(path: Path, mode: int) -> Iterator[None]:
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
+    try:
+        fcntl.flock(fd, mode)
+        yield
+    finally:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        os.close(fd)
+
+
+def _paths(lock_dir: str | Path) -> tuple[Path, Path]:
+    d = Path(lock_dir)
+    d.mkdir(parents=True, exist_ok=True)
+    return d / "turnstile.lock", d / "gpu.lock"
+
+
+@contextlib.contextmanager
+def _hold(lock_dir: str | Path | None, mode: int) -> Iterator[None]:
+    if lock_dir is None:
+        yield
+        return
+    turnstile, lock = _paths(lock_dir)
+    with _flock(turnstile, fcntl.LOCK_EX):
+        fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o666)
+        fcntl.flock(fd, mode)
+    try:
+        yield
+    finally:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        os.close(fd)
+
+
+def shared(lock_dir: str | Path | None):
+    return _hold(lock_dir, fcntl.LOCK_SH)
+
+
+def exclusive(lock_dir: str | Path | None):
+    return _hold(lock_dir, fcntl.LOCK_EX)
+
+
+def lock_dir_for(cache_dir: Path, device_index: int) -> Path:
+    return cache_dir / "locks" / f"gpu{device_index}"

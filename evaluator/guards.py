@@ -1,0 +1,133 @@
+"""Runtime guards inside a candidate's process.
+
+- LaunchRecorder counts Triton kernel launches (compiled and interpreted) and keeps each kernel's
+  compile metadata (registers, spills, shared memory, warps, stages).
+- TorchGuard sees every PyTorch operator the candidate runs on the host; operators beyond
+  allocation, metadata and data movement are violations. It also poisons every uninitialized
+  allocation, so elements a kernel never writes cannot pass by luck or by reading stale memory.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from dataclasses import dataclass, field
+
+import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+
+ALLOCATING_OPS = {"empty", "empty_like", "empty_strided", "new_empty", "new_empty_strided", "empty_permuted"}
+ALLOWED_OPS = ALLOCATING_OPS | {
+    "zeros", "zeros_like", "new_zeros", "ones", "ones_like", "new_ones", "full", "full_like", "new_full",
+    "fill", "fill_", "zero", "zero_", "arange", "scalar_tensor", "lift_fresh", "lift_fresh_copy",
+    "view", "_unsafe_view", "reshape", "_reshape_alias", "as_strided", "as_strided_", "expand", "permute",
+    "transpose", "transpose_", "t", "t_", "unsqueeze", "unsqueeze_", "squeeze", "squeeze_", "select",
+    "slice", "alias", "detach", "detach_", "diagonal", "unfold", "split", "split_with_sizes", "unbind",
+    "narrow", "chunk", "movedim", "unflatten", "flatten", "view_as", "expand_as",
+    "clone", "copy", "copy_", "_to_copy", "to", "contiguous", "_local_scalar_dense", "is_same_size",
+    "sym_size", "sym_stride", "sym_numel", "sym_storage_offset", "_has_compatible_shallow_copy_type",
+    "resize_",
+}
+
+# Two poison patterns: the candidate runs twice, once with each, so an element nobody writes
+# fails the comparison or the agreement between runs whatever value it would have held.
+POISON_FLOAT = (math.nan, -31337.0)
+
+
+def poison_value(dtype: torch.dtype, run: int):
+    if dtype.is_floating_point or dtype.is_complex:
+        return POISON_FLOAT[run % 2]
+    if dtype == torch.bool:
+        return run % 2 == 0
+    info = torch.iinfo(dtype)
+    return info.min + 7 if run % 2 == 0 else info.max - 5
+
+
+@dataclass
+class KernelMeta:
+    name: str
+    registers: int | None = None
+    spills: int | None = None
+    shared_bytes: int | None = None
+    num_warps: int | None = None
+    num_stages: int | None = None
+
+
+@dataclass
+class LaunchRecorder:
+    launches: int = 0
+    in_kernel: int = 0
+    kernels: dict[str, KernelMeta] = field(default_factory=dict)
+
+    def install(self) -> None:
+        from triton.runtime.jit import JITFunction
+        _patch_run(JITFunction, self)
+        try:
+            from triton.runtime.interpreter import InterpretedFunction
+        except ImportError:
+            return
+        _patch_run(InterpretedFunction, self)
+
+    def note(self, fn, kernel) -> None:
+        name = getattr(fn, "__name__", None) or getattr(getattr(fn, "fn", None), "__name__", "kernel")
+        meta = self.kernels.setdefault(name, KernelMeta(name))
+        metadata = getattr(kernel, "metadata", None)
+        if metadata is None:
+            return
+        meta.registers = _int_or_none(getattr(kernel, "n_regs", None))
+        meta.spills = _int_or_none(getattr(kernel, "n_spills", None))
+        meta.shared_bytes = _int_or_none(getattr(metadata, "shared", None))
+        meta.num_warps = _int_or_none(getattr(metadata, "num_warps", None))
+        meta.num_stages = _int_or_none(getattr(metadata, "num_stages", None))
+
+
+def _int_or_none(value):
+    return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def _patch_run(cls, recorder: LaunchRecorder) -> None:
+    original = cls.run
+    if getattr(original, "_agentloop_recorder", None) is not None:
+        return
+
+    def run(self, *args, **kwargs):
+        if kwargs.get("warmup", False):
+            return original(self, *args, **kwargs)
+        recorder.in_kernel += 1
+        try:
+            kernel = original(self, *args, **kwargs)
+        finally:
+            recorder.in_kernel -= 1
+        recorder.launches += 1
+        recorder.note(self, kernel)
+        return kernel
+
+    run._agentloop_recorder = recorder  # type: ignore[attr-defined]
+    cls.run = run
+
+
+class TorchGuard(TorchDispatchMode):
+    """Records host-side PyTorch operators outside Triton launches; poisons fresh allocations."""
+
+    def __init__(self, recorder: LaunchRecorder, extra_allowed: frozenset[str] = frozenset(), run: int | None = 0):
+        super().__init__()
+        self.recorder = recorder
+        self.allowed = ALLOWED_OPS | set(extra_allowed)
+        self.run = run
+        self.violations: list[str] = []
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        out = func(*args, **(kwargs or {}))
+        if self.recorder.in_kernel:
+            return out
+        name = func.overloadpacket.__name__
+        if name not in self.allowed:
+            if f"aten.{name}" not in self.violations:
+                self.violations.append(f"aten.{name}")
+        elif name in ALLOCATING_OPS and self.run is not None and isinstance(out, torch.Tensor):
+            out.fill_(poison_value(out.dtype, self.run))
+        return out
+
+
+def live_threads() -> set[int]:
+    return {t.ident for t in threading.enumerate() if t.is_alive() and t.ident is not None}

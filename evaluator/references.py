@@ -1,0 +1,86 @@
+"""Inputs and expected outputs per case, computed once in the evaluator's process and reused by
+every candidate of the task. Inputs are also written as wire files for candidate processes."""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from evaluator import gpu_lock, wire
+from evaluator.cases import Case
+from evaluator.contracts import Expected, flatten
+from evaluator.task import Inputs, Task, clone_inputs, judged_outputs, on_device, upcast
+
+
+@dataclass
+class CaseData:
+    inputs: Inputs            # on the CPU, as the task built them
+    inputs_file: Path
+    expected: Expected        # on the evaluator's device
+
+    @property
+    def nbytes(self) -> int:
+        leaves = flatten(self.expected.lo) + flatten(self.expected.hi)
+        return sum(t.numel() * t.element_size() for t in leaves if isinstance(t, torch.Tensor))
+
+
+def run_reference(task: Task, inputs: Inputs, device: torch.device) -> Any:
+    call = clone_inputs(on_device(inputs, device))
+    return judged_outputs(task.mutates, task.reference(*call.args, **call.kwargs), call)
+
+
+def expected_outputs(task: Task, inputs: Inputs, device: torch.device) -> Expected:
+    lo = run_reference(task, inputs, device)
+    hi = run_reference(task, upcast(inputs), device) if task.contract.needs_hi else None
+    return Expected(lo=lo, hi=hi)
+
+
+class ReferenceStore:
+    """LRU of case data, bounded by the bytes of expected outputs kept on the device."""
+
+    def __init__(self, directory: Path, device: torch.device, max_bytes: int = 6 << 30,
+                 lock_dir: Path | None = None):
+        self.directory = directory
+        self.lock_dir = lock_dir
+        self.device = device
+        self.max_bytes = max_bytes
+        self._data: OrderedDict[tuple[str, str], CaseData] = OrderedDict()
+        self._lock = threading.Lock()
+        self._key_locks: dict[tuple[str, str], threading.Lock] = {}
+
+    def get(self, task: Task, case: Case) -> CaseData:
+        key = (task.id, case.key)
+        with self._lock:
+            if key in self._data:
+                self._data.move_to_end(key)
+                return self._data[key]
+            key_lock = self._key_locks.setdefault(key, threading.Lock())
+        with key_lock:
+            with self._lock:
+                if key in self._data:
+                    return self._data[key]
+            data = self._build(task, case)
+            with self._lock:
+                self._data[key] = data
+                self._evict()
+            return data
+
+    def _build(self, task: Task, case: Case) -> CaseData:
+        inputs = task.make_inputs(case.seed, case.size, case.mode, case.dtype)
+        path = self.directory / f"{task.id.replace('/', '__')}__{case.key}.pt"
+        wire.save(inputs, path)
+        with gpu_lock.shared(self.lock_dir):
+            expected = expected_outputs(task, inputs, self.device)
+        return CaseData(inputs, path, expected)
+
+    def _evict(self) -> None:
+        total = sum(d.nbytes for d in self._data.values())
+        while total > self.max_bytes and len(self._data) > 1:
+            _, old = self._data.popitem(last=False)
+            total -= old.nbytes
+            old.inputs_file.unlink(missing_ok=True)

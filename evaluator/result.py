@@ -1,0 +1,191 @@
+"""EvalResult: the versioned, JSON-serializable verdict and measurements for one candidate."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import types
+import typing
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any
+
+SCHEMA_VERSION = 1
+
+
+class Verdict(str, Enum):
+    NO_CODE = "NO_CODE"
+    STATIC_REJECT = "STATIC_REJECT"
+    COMPILE_FAIL = "COMPILE_FAIL"
+    RUNTIME_FAIL = "RUNTIME_FAIL"
+    TIMEOUT = "TIMEOUT"
+    INCORRECT = "INCORRECT"
+    OUTLIER_FAIL = "OUTLIER_FAIL"
+    CONTRACT_FAIL = "CONTRACT_FAIL"
+    CORRECT = "CORRECT"
+
+
+class Stage(str, Enum):
+    """How far evaluation got: the stage where the verdict was reached."""
+
+    STATIC = "static"
+    IMPORT = "import"
+    CALL = "call"
+    ACCURACY = "accuracy"
+    TIMING = "timing"
+    DONE = "done"
+
+
+@dataclass
+class BadElement:
+    index: list[int]
+    expected: float
+    got: float
+
+
+@dataclass
+class CaseResult:
+    size: str
+    dtype: str
+    mode: str
+    seed: int
+    passed: bool
+    reason: str = ""
+    max_abs_err: float | None = None
+    max_rel_err: float | None = None
+    mismatches: int = 0
+    numel: int = 0
+    first_bad: list[BadElement] = field(default_factory=list)
+    metrics: dict[str, float] = field(default_factory=dict)
+
+
+@dataclass
+class TimingStats:
+    median_ms: float
+    p20_ms: float
+    p80_ms: float
+    cv: float
+    reps: int
+
+
+@dataclass
+class Performance:
+    size: str
+    dtype: str
+    candidate: TimingStats
+    eager: TimingStats | None = None
+    compiled: TimingStats | None = None
+    speedup: float | None = None
+    speedup_vs_compiled: float | None = None
+    gbps: float | None = None
+    tflops: float | None = None
+    iou: float | None = None
+    mfu: float | None = None
+    roofline_floor_ms: float | None = None
+    roofline_fraction: float | None = None
+
+
+@dataclass
+class KernelInfo:
+    name: str
+    registers: int | None = None
+    spills: int | None = None
+    shared_bytes: int | None = None
+    num_warps: int | None = None
+    num_stages: int | None = None
+
+
+@dataclass
+class Maintainability:
+    mi: float
+    cc_max: int
+    cc_mean: float
+
+
+@dataclass
+class Environment:
+    device: str
+    interpreter: bool
+    torch: str
+    triton: str
+    python: str
+    gpu: str | None = None
+    driver: str | None = None
+
+
+@dataclass
+class EvalResult:
+    task_id: str
+    verdict: Verdict
+    stage: Stage
+    reason: str
+    source_hash: str
+    environment: Environment
+    cases: list[CaseResult] = field(default_factory=list)
+    performance: Performance | None = None
+    kernels: list[KernelInfo] = field(default_factory=list)
+    profile: dict[str, float] | None = None
+    maintainability: Maintainability | None = None
+    traceback: str | None = None
+    phases: dict[str, float] = field(default_factory=dict)
+    schema_version: int = SCHEMA_VERSION
+
+    @property
+    def correct(self) -> bool:
+        return self.verdict is Verdict.CORRECT
+
+    @property
+    def speedup(self) -> float | None:
+        return self.performance.speedup if self.performance else None
+
+    def to_dict(self) -> dict[str, Any]:
+        return _plain(self)
+
+    def to_json(self, indent: int | None = None) -> str:
+        return json.dumps(self.to_dict(), indent=indent, allow_nan=True)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "EvalResult":
+        version = data.get("schema_version")
+        if not isinstance(version, int):
+            raise ValueError("not an EvalResult: schema_version is missing")
+        if version > SCHEMA_VERSION:
+            raise ValueError(f"EvalResult schema {version} is newer than this agentloop understands "
+                             f"({SCHEMA_VERSION}); upgrade agentloop to read it")
+        return _build(cls, data)
+
+    @classmethod
+    def from_json(cls, text: str) -> "EvalResult":
+        return cls.from_dict(json.loads(text))
+
+
+def _plain(value: Any) -> Any:
+    if dataclasses.is_dataclass(value):
+        return {f.name: _plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, Enum):
+        return value.value
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return value
+
+
+def _build(tp: Any, data: Any) -> Any:
+    origin = typing.get_origin(tp)
+    if origin in (typing.Union, types.UnionType):
+        options = [a for a in typing.get_args(tp) if a is not type(None)]
+        return None if data is None else _build(options[0], data)
+    if origin is list:
+        (item,) = typing.get_args(tp)
+        return [_build(item, v) for v in data]
+    if origin is dict:
+        _, item = typing.get_args(tp)
+        return {k: _build(item, v) for k, v in data.items()}
+    if isinstance(tp, type) and issubclass(tp, Enum):
+        return tp(data)
+    if dataclasses.is_dataclass(tp):
+        hints = typing.get_type_hints(tp)
+        known = {f.name for f in dataclasses.fields(tp)}
+        return tp(**{k: _build(hints[k], v) for k, v in data.items() if k in known})
+    return data

@@ -1,0 +1,284 @@
+"""The evaluator's side of process isolation: the fork server, and one sandboxed child at a time.
+
+A child gets a scratch directory, a Unix socket back to the evaluator, a wall-clock deadline and a
+memory ceiling (RLIMIT_AS on the CPU; a resident-memory watchdog on the GPU, where CUDA's address
+space reservations make RLIMIT_AS unusable). Whatever happens to it (crash, hang, exit, memory
+blow-up) becomes a `ChildGone` carrying a reason in words.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import select
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import psutil
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+KEPT_ENV = re.compile(r"^(PATH|HOME|USER|LOGNAME|LANG|LC_[A-Z]+|TZ|TMPDIR|PYTHONPATH|VIRTUAL_ENV|"
+                      r"CUDA_[A-Z_]+|NVIDIA_[A-Z_]+|LD_LIBRARY_PATH|TRITON_[A-Z_]+|TORCH_[A-Z_]+|"
+                      r"TORCHINDUCTOR_[A-Z_]+|OMP_NUM_THREADS|MKL_[A-Z_]+|XDG_CACHE_HOME|NCCL_[A-Z_]+|"
+                      r"NVSHMEM_[A-Z_]+)$")
+SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSW|CREDENTIAL|AUTH|COOKIE|SESSION", re.IGNORECASE)
+OUTPUT_TAIL_BYTES = 2000
+
+
+def scrubbed_environment(environ: dict[str, str]) -> dict[str, str]:
+    """Only variables a kernel's toolchain needs; nothing that looks like a secret."""
+    return {k: v for k, v in environ.items() if KEPT_ENV.match(k) and not SECRET_NAME.search(k)}
+
+
+def secret_values(environ: dict[str, str]) -> list[str]:
+    """Values of secret-looking variables, to redact from anything a candidate could echo back."""
+    return sorted({v for k, v in environ.items() if SECRET_NAME.search(k) and len(v) >= 6}, key=len, reverse=True)
+
+
+def scratch_root() -> Path:
+    shm = Path("/dev/shm")
+    return shm if shm.is_dir() and os.access(shm, os.W_OK) else Path(tempfile.gettempdir())
+
+
+class ForkServerError(RuntimeError):
+    pass
+
+
+@dataclass
+class ExitInfo:
+    code: int | None
+    signal: int | None
+
+    def describe(self) -> str:
+        if self.signal is not None:
+            name = signal.Signals(self.signal).name if self.signal in signal.Signals._value2member_map_ else str(self.signal)
+            return f"the candidate's process was killed by {name}"
+        return f"the candidate's process exited with status {self.code} before finishing"
+
+
+class ForkServer:
+    """Starts `python -m evaluator.forkserver` with a scrubbed environment and talks to it."""
+
+    def __init__(self, interpret: bool):
+        self.interpret = interpret
+        self._lock = threading.Lock()
+        self._replies: dict[int, Any] = {}
+        self._exits: dict[int, ExitInfo] = {}
+        self._cond = threading.Condition()
+        self._next_id = 0
+        self._proc: subprocess.Popen | None = None
+
+    def _start(self) -> None:
+        env = scrubbed_environment(dict(os.environ))
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(PROJECT_ROOT), env.get("PYTHONPATH")]))
+        if self.interpret:
+            env["TRITON_INTERPRET"] = "1"
+        else:
+            env.pop("TRITON_INTERPRET", None)
+        self._stderr = tempfile.TemporaryFile()
+        self._proc = subprocess.Popen([sys.executable, "-m", "evaluator.forkserver"], stdin=subprocess.PIPE,
+                                      stdout=subprocess.PIPE, stderr=self._stderr, env=env, cwd=str(PROJECT_ROOT))
+        first = self._proc.stdout.readline()
+        if not first:
+            self._stderr.seek(0)
+            raise ForkServerError("the fork server failed to start: " + self._stderr.read().decode()[-2000:])
+        threading.Thread(target=self._read, args=(self._proc,), daemon=True).start()
+
+    def _read(self, proc: subprocess.Popen) -> None:
+        for line in proc.stdout:
+            message = json.loads(line)
+            with self._cond:
+                if "exit" in message:
+                    self._exits[message["exit"]] = ExitInfo(message["code"], message["signal"])
+                else:
+                    self._replies[message["id"]] = message["pid"]
+                self._cond.notify_all()
+        with self._cond:
+            self._cond.notify_all()
+
+    def alive(self) -> bool:
+        return self._proc is not None and self._proc.poll() is None
+
+    def spawn(self, kind: str, scratch: Path, limits: dict[str, int | None]) -> int:
+        with self._lock:
+            if not self.alive():
+                self._start()
+            self._next_id += 1
+            request_id = self._next_id
+            request = {"id": request_id, "kind": kind, "scratch": str(scratch), "limits": limits}
+            self._proc.stdin.write((json.dumps(request) + "\n").encode())
+            self._proc.stdin.flush()
+        with self._cond:
+            if not self._cond.wait_for(lambda: request_id in self._replies or not self.alive(), timeout=60):
+                raise ForkServerError("the fork server did not answer")
+            if request_id not in self._replies:
+                raise ForkServerError("the fork server died")
+            return self._replies.pop(request_id)
+
+    def exit_info(self, pid: int) -> ExitInfo | None:
+        with self._cond:
+            return self._exits.get(pid)
+
+    def forget(self, pid: int) -> None:
+        with self._cond:
+            self._exits.pop(pid, None)
+
+    def wait_exit(self, pid: int, timeout: float) -> ExitInfo | None:
+        with self._cond:
+            self._cond.wait_for(lambda: pid in self._exits or not self.alive(), timeout=timeout)
+            return self._exits.get(pid)
+
+    def close(self) -> None:
+        if self._proc is not None:
+            try:
+                self._proc.stdin.close()
+                self._proc.wait(timeout=5)
+            except (OSError, subprocess.TimeoutExpired):
+                self._proc.kill()
+            self._proc = None
+
+
+class ChildGone(Exception):
+    """The child stopped answering: it exited, crashed, timed out or used too much memory."""
+
+    def __init__(self, verdict: str, reason: str, output_tail: str = ""):
+        super().__init__(reason)
+        self.verdict = verdict
+        self.reason = reason
+        self.output_tail = output_tail
+
+
+@dataclass
+class Limits:
+    """`step_seconds`: the longest the child may go without reporting progress (one call, the
+    import, the timing phase); `total_seconds`: its whole life."""
+
+    step_seconds: float = 60.0
+    total_seconds: float = 600.0
+    memory_bytes: int = 8 << 30
+    file_bytes: int = 8 << 30
+    open_files: int = 1024
+
+
+class Sandbox:
+    """One child process: spawn it, exchange messages, enforce its limits, kill it."""
+
+    def __init__(self, server: ForkServer, kind: str, job: dict[str, Any], files: dict[str, str], limits: Limits,
+                 address_space_limit: bool):
+        self.server = server
+        self.scratch = Path(tempfile.mkdtemp(prefix="al-", dir=scratch_root()))
+        self.limits = limits
+        self.kind = kind
+        self.started = time.monotonic()
+        self.step_started = self.started
+        for name, text in files.items():
+            (self.scratch / name).write_text(text)
+        (self.scratch / "job.json").write_text(json.dumps(job))
+        self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.listener.bind(str(self.scratch / "ctl.sock"))
+        self.listener.listen(1)
+        rlimits = {"FSIZE": limits.file_bytes, "NOFILE": limits.open_files, "CORE": 0,
+                   "AS_EXTRA": limits.memory_bytes if address_space_limit else None}
+        self.pid = server.spawn(kind, self.scratch, rlimits)
+        self.conn: socket.socket | None = None
+        self.buffer = b""
+
+    def _check_alive(self) -> None:
+        info = self.server.exit_info(self.pid)
+        if info is not None:
+            raise ChildGone("RUNTIME_FAIL", info.describe(), self.output_tail())
+        now = time.monotonic()
+        if now - self.step_started > self.limits.step_seconds or now - self.started > self.limits.total_seconds:
+            self.kill()
+            limit = (f"{self.limits.step_seconds:.0f} s per step" if now - self.started <= self.limits.total_seconds
+                     else f"{self.limits.total_seconds:.0f} s in all")
+            raise ChildGone("TIMEOUT", f"exceeded the wall-clock limit of {limit} (an infinite loop, a deadlock, "
+                                       "or far too slow)", self.output_tail())
+        if self._resident_bytes() > self.limits.memory_bytes:
+            self.kill()
+            raise ChildGone("RUNTIME_FAIL", f"exceeded the memory limit of {self.limits.memory_bytes >> 20} MiB",
+                            self.output_tail())
+
+    def _resident_bytes(self) -> int:
+        try:
+            root = psutil.Process(self.pid)
+            return sum(p.memory_info().rss for p in [root, *root.children(recursive=True)])
+        except psutil.Error:
+            return 0
+
+    def recv(self) -> dict[str, Any]:
+        while b"\n" not in self.buffer:
+            self._check_alive()
+            if self.conn is None:
+                ready, _, _ = select.select([self.listener], [], [], 0.05)
+                if ready:
+                    self.conn, _ = self.listener.accept()
+                continue
+            ready, _, _ = select.select([self.conn], [], [], 0.05)
+            if ready:
+                chunk = self.conn.recv(1 << 16)
+                if not chunk:
+                    info = self.server.wait_exit(self.pid, timeout=5)
+                    reason = info.describe() if info else "the candidate's process closed its channel"
+                    raise ChildGone("RUNTIME_FAIL", reason, self.output_tail())
+                self.buffer += chunk
+        line, self.buffer = self.buffer.split(b"\n", 1)
+        self.step_started = time.monotonic()
+        try:
+            message = json.loads(line)
+        except json.JSONDecodeError:
+            raise ChildGone("CONTRACT_FAIL", "the candidate's process sent a malformed message") from None
+        if not isinstance(message, dict):
+            raise ChildGone("CONTRACT_FAIL", "the candidate's process sent a malformed message")
+        return message
+
+    def send(self, message: dict[str, Any]) -> None:
+        self.step_started = time.monotonic()
+        if self.conn is not None:
+            try:
+                self.conn.sendall(json.dumps(message).encode() + b"\n")
+            except OSError:
+                pass
+
+    def output_tail(self) -> str:
+        try:
+            data = (self.scratch / "output.txt").read_bytes()
+        except OSError:
+            return ""
+        return data[-OUTPUT_TAIL_BYTES:].decode(errors="replace")
+
+    def kill(self) -> None:
+        for target in (lambda: os.killpg(self.pid, signal.SIGKILL), lambda: os.kill(self.pid, signal.SIGKILL)):
+            try:
+                target()
+                return
+            except (ProcessLookupError, PermissionError):
+                continue
+
+    def close(self) -> None:
+        if self.server.exit_info(self.pid) is None:
+            self.send({"op": "exit"})
+            if self.server.wait_exit(self.pid, timeout=2) is None:
+                self.kill()
+                self.server.wait_exit(self.pid, timeout=5)
+        self.server.forget(self.pid)
+        for s in (self.conn, self.listener):
+            if s is not None:
+                s.close()
+        shutil.rmtree(self.scratch, ignore_errors=True)
+
+    def __enter__(self) -> "Sandbox":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()

@@ -1,0 +1,191 @@
+"""What a task declares: semantics, inputs, contract, cost, and what a candidate may call.
+
+A task module (tasks/<Category>/<name>.py) builds one `Task` and binds it to the name `TASK`.
+Everything here is trusted code: it runs in the evaluator's own process, never in a candidate's.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Literal
+
+import torch
+
+from evaluator.contracts import Contract, Tolerance
+
+SIZES = ("small", "standard", "edge")
+MODES = ("standard", "outlier")
+Size = Literal["small", "standard", "edge"]
+Mode = Literal["standard", "outlier"]
+
+OUTLIER_FRACTION = 0.001
+OUTLIER_FACTOR = 50.0
+
+FLOAT_DTYPES = (torch.float32, torch.float16, torch.bfloat16)
+
+
+class TargetDevice:
+    """Stands in an argument list for the device the call runs on (e.g. rand's device=)."""
+
+    def __repr__(self) -> str:
+        return "DEVICE"
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, TargetDevice)
+
+    def __hash__(self) -> int:
+        return hash("TargetDevice")
+
+
+DEVICE = TargetDevice()
+
+
+@dataclass(frozen=True)
+class Inputs:
+    """Positional and keyword arguments of one call, as the reference takes them."""
+
+    args: tuple
+    kwargs: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Cost:
+    """Useful floating-point (or integer) operations and the fewest bytes a kernel must move."""
+
+    flops: float
+    bytes: float
+
+
+@dataclass(frozen=True)
+class Allowance:
+    """A torch call a candidate may make beyond allocation and metadata, and why.
+
+    `api` names the Python spelling the static check accepts (e.g. "torch.randint");
+    `aten` names the operators the runtime guard accepts (e.g. "randint").
+    """
+
+    api: str
+    aten: tuple[str, ...]
+    why: str
+
+
+@dataclass(frozen=True)
+class Task:
+    id: str
+    difficulty: int
+    entry: str
+    signature: str
+    description: str
+    reference: Callable[..., Any]
+    make_inputs: Callable[[int, str, str, torch.dtype], Inputs]
+    cost: Callable[[Inputs], Cost]
+    dtypes: tuple[torch.dtype, ...] = FLOAT_DTYPES
+    contract: Contract = field(default_factory=Tolerance)
+    allowed: tuple[Allowance, ...] = ()
+    mutates: tuple[int, ...] = ()
+    seeds: tuple[int, ...] = (0, 1)
+    # Seeds of the standard-size input sets that rotate during timing: they must give the same
+    # non-tensor arguments (one configuration) with different values.
+    timing_seeds: tuple[int, ...] = (0, 2)
+    source_path: Path | None = None
+    solution_path: Path | None = None
+
+    @property
+    def category(self) -> str:
+        return self.id.split("/", 1)[0]
+
+    @property
+    def name(self) -> str:
+        return self.id.split("/", 1)[1]
+
+    @property
+    def primary_dtype(self) -> torch.dtype:
+        return self.dtypes[0]
+
+
+# Input builders shared by task modules. All draw on the CPU from a seeded generator, so a
+# (task, seed, size, mode, dtype) case names the same numbers on every machine.
+
+
+def generator(seed: int) -> torch.Generator:
+    return torch.Generator().manual_seed(seed)
+
+
+def with_outliers(x: torch.Tensor, gen: torch.Generator) -> torch.Tensor:
+    """Multiply 0.1% of the elements (at least one) by 50, as KernelBench-X's outlier mode does."""
+    flat = x.reshape(-1).clone()
+    count = max(1, round(flat.numel() * OUTLIER_FRACTION))
+    picked = torch.randperm(flat.numel(), generator=gen)[:count]
+    flat[picked] *= OUTLIER_FACTOR
+    return flat.reshape(x.shape)
+
+
+def randn(shape, gen: torch.Generator, dtype: torch.dtype, mode: str, scale: float = 1.0,
+          shift: float = 0.0) -> torch.Tensor:
+    """Normal samples in float32, outliers applied in outlier mode, then cast to `dtype`."""
+    x = torch.randn(shape, generator=gen, dtype=torch.float32) * scale + shift
+    if mode == "outlier":
+        x = with_outliers(x, gen)
+    return x.to(dtype)
+
+
+def uniform(shape, gen: torch.Generator, dtype: torch.dtype, low: float, high: float) -> torch.Tensor:
+    x = torch.rand(shape, generator=gen, dtype=torch.float32) * (high - low) + low
+    return x.to(dtype)
+
+
+def pick(size: str, **shapes):
+    """The shape (or any value) a size names: pick(size, small=..., standard=..., edge=...)."""
+    if size not in shapes:
+        raise ValueError(f"unknown size {size!r}; expected one of {sorted(shapes)}")
+    return shapes[size]
+
+
+def element_bytes(*tensors: torch.Tensor) -> int:
+    return sum(t.numel() * t.element_size() for t in tensors if isinstance(t, torch.Tensor))
+
+
+def upcast(value):
+    """The same arguments with every floating tensor in float64, for the high-precision reference."""
+    if isinstance(value, torch.Tensor):
+        return value.to(torch.float64) if value.is_floating_point() else value.clone()
+    if isinstance(value, (tuple, list)):
+        return type(value)(upcast(v) for v in value)
+    if isinstance(value, dict):
+        return {k: upcast(v) for k, v in value.items()}
+    return value
+
+
+def on_device(value, device: torch.device):
+    """The same arguments with tensors moved to `device` and DEVICE markers replaced by it."""
+    if isinstance(value, TargetDevice):
+        return device
+    if isinstance(value, torch.Tensor):
+        return value.to(device)
+    if isinstance(value, (tuple, list)):
+        return type(value)(on_device(v, device) for v in value)
+    if isinstance(value, dict):
+        return {k: on_device(v, device) for k, v in value.items()}
+    if isinstance(value, Inputs):
+        return Inputs(on_device(value.args, device), on_device(value.kwargs, device))
+    return value
+
+
+def clone_inputs(inputs: Inputs) -> Inputs:
+    def copy(value):
+        if isinstance(value, torch.Tensor):
+            return value.clone()
+        if isinstance(value, (tuple, list)):
+            return type(value)(copy(v) for v in value)
+        if isinstance(value, dict):
+            return {k: copy(v) for k, v in value.items()}
+        return value
+    return Inputs(copy(inputs.args), copy(inputs.kwargs))
+
+
+def judged_outputs(mutates: tuple[int, ...], returned, inputs: Inputs):
+    """What a call is judged on: its return value, plus the arguments the task's semantics mutate."""
+    if not mutates:
+        return returned
+    return (returned, tuple(inputs.args[i] for i in mutates))

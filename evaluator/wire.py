@@ -1,0 +1,100 @@
+"""Arguments and outputs as files between the evaluator and a candidate process.
+
+A tree of tuples, lists, dicts, scalars, dtypes and tensors is stored as one torch.save file holding
+a JSON description and a list of tensors; it is read back with weights_only=True, so a file a
+candidate wrote can carry data but never code.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from evaluator.task import Inputs, TargetDevice
+
+
+class WireError(ValueError):
+    """A value that cannot cross the process boundary, or a file that does not hold a valid tree."""
+
+
+def _encode(value: Any, tensors: list[torch.Tensor]) -> Any:
+    if isinstance(value, torch.Tensor):
+        if type(value) is not torch.Tensor and not isinstance(value, torch.nn.Parameter):
+            raise WireError(f"a {type(value).__name__} (a tensor subclass) cannot be returned; return a plain torch.Tensor")
+        tensors.append(value.detach().cpu() if value.device.type != "cpu" else value.detach())
+        return {"$t": len(tensors) - 1}
+    if isinstance(value, Inputs):
+        return {"$inputs": [_encode(value.args, tensors), _encode(value.kwargs, tensors)]}
+    if isinstance(value, tuple):
+        return {"$tuple": [_encode(v, tensors) for v in value]}
+    if isinstance(value, list):
+        return [_encode(v, tensors) for v in value]
+    if isinstance(value, dict):
+        return {"$dict": [[k, _encode(v, tensors)] for k, v in value.items()]}
+    if isinstance(value, torch.dtype):
+        return {"$dtype": str(value).removeprefix("torch.")}
+    if isinstance(value, TargetDevice):
+        return {"$target_device": True}
+    if isinstance(value, torch.device):
+        return {"$device": str(value)}
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    raise WireError(f"cannot pass a value of type {type(value).__name__}")
+
+
+def _decode(value: Any, tensors: list[torch.Tensor]) -> Any:
+    if isinstance(value, list):
+        return [_decode(v, tensors) for v in value]
+    if not isinstance(value, dict):
+        if value is None or isinstance(value, (bool, int, float, str)):
+            return value
+        raise WireError(f"unexpected {type(value).__name__} in a wire tree")
+    if len(value) != 1:
+        raise WireError("malformed wire tree")
+    (key, body), = value.items()
+    if key == "$t":
+        if not isinstance(body, int) or not 0 <= body < len(tensors):
+            raise WireError("tensor reference out of range")
+        return tensors[body]
+    if key == "$tuple":
+        return tuple(_decode(v, tensors) for v in body)
+    if key == "$dict":
+        return {str(k): _decode(v, tensors) for k, v in body}
+    if key == "$inputs":
+        return Inputs(tuple(_decode(body[0], tensors)), dict(_decode(body[1], tensors)))
+    if key == "$dtype":
+        dtype = getattr(torch, str(body), None)
+        if not isinstance(dtype, torch.dtype):
+            raise WireError(f"unknown dtype {body!r}")
+        return dtype
+    if key == "$target_device":
+        return TargetDevice()
+    if key == "$device":
+        return torch.device(str(body))
+    raise WireError(f"unknown wire tag {key!r}")
+
+
+def save(value: Any, path: Path) -> None:
+    tensors: list[torch.Tensor] = []
+    tree = _encode(value, tensors)
+    torch.save({"tree": json.dumps(tree), "tensors": tensors}, path)
+
+
+def load(path: Path, device: torch.device | str | None = None) -> Any:
+    try:
+        payload = torch.load(path, map_location=device, weights_only=True)
+    except Exception as exc:
+        raise WireError(f"{Path(path).name}: unreadable ({type(exc).__name__}: {exc})") from exc
+    if not isinstance(payload, dict) or not isinstance(payload.get("tree"), str) or not isinstance(payload.get("tensors"), list):
+        raise WireError(f"{Path(path).name}: not a wire file")
+    tensors = payload["tensors"]
+    if not all(type(t) is torch.Tensor for t in tensors):
+        raise WireError(f"{Path(path).name}: holds something other than plain tensors")
+    try:
+        tree = json.loads(payload["tree"])
+    except json.JSONDecodeError as exc:
+        raise WireError(f"{Path(path).name}: malformed description") from exc
+    return _decode(tree, tensors)

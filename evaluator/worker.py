@@ -1,0 +1,282 @@
+"""The candidate's process: import it, call it on each case, time it when asked.
+
+Runs in a child forked by the fork server, with a scratch directory as its working directory.
+It reports through a Unix socket to the evaluator and writes outputs as wire files; it never
+sees the reference implementation or the expected values, and it judges nothing itself.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import socket
+import sys
+import time
+import traceback
+from pathlib import Path
+from typing import Any, Callable
+
+import torch
+
+from evaluator import gpu_lock, wire
+from evaluator.guards import LaunchRecorder, TorchGuard, live_threads
+from evaluator.task import Inputs, clone_inputs, judged_outputs, on_device
+from evaluator.timing import TimingPolicy, measure
+
+CANDIDATE_MODULE = "candidate"
+
+
+class Channel:
+    def __init__(self, path: Path):
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock.connect(str(path))
+        self.reader = self.sock.makefile("rb")
+
+    def send(self, message: dict[str, Any]) -> None:
+        self.sock.sendall(json.dumps(message).encode() + b"\n")
+
+    def recv(self) -> dict[str, Any]:
+        line = self.reader.readline()
+        if not line:
+            raise EOFError("evaluator closed the channel")
+        return json.loads(line)
+
+
+def trimmed_traceback(exc: BaseException, candidate_path: str) -> str:
+    """The frames in the candidate's own file, then the exception line."""
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == candidate_path]
+    lines = [f"  line {f.lineno}, in {f.name}: {(f.line or '').strip()}" for f in frames]
+    message = "".join(traceback.format_exception_only(type(exc), exc)).strip()
+    return "\n".join(lines + [message])
+
+
+def classify(exc: BaseException) -> tuple[str, bool]:
+    """(verdict, fatal) for an exception raised by candidate code. Fatal: the process is unusable."""
+    name = type(exc).__name__
+    module = type(exc).__module__ or ""
+    text = str(exc)
+    if name in ("CompilationError", "CompileTimeAssertionFailure", "UnsupportedLanguageConstruct") or (
+            module.startswith("triton.compiler")):
+        return "COMPILE_FAIL", False
+    if name == "InterpreterError":
+        return "COMPILE_FAIL", False
+    if "CUDA error" in text or "illegal memory access" in text or "misaligned address" in text or (
+            name == "AcceleratorError"):
+        return "RUNTIME_FAIL", True
+    return "RUNTIME_FAIL", False
+
+
+def describe_failure(exc: BaseException, verdict: str) -> str:
+    if isinstance(exc, torch.OutOfMemoryError):
+        return "ran out of GPU memory: " + str(exc).splitlines()[0]
+    if isinstance(exc, MemoryError):
+        return "ran out of host memory"
+    if isinstance(exc, SystemExit):
+        return f"called exit ({exc.code!r}) instead of returning"
+    first = (str(exc).strip().splitlines() or [""])[0]
+    if verdict == "COMPILE_FAIL":
+        return f"Triton kernel failed to compile: {type(exc).__name__}: {first}"
+    if "CUDA error" in str(exc) or "illegal memory access" in str(exc):
+        return f"CUDA fault: {first} (out-of-bounds access? check masks and offsets)"
+    return f"raised {type(exc).__name__}: {first}"
+
+
+class CandidateProcess:
+    def __init__(self, scratch: Path):
+        self.scratch = scratch
+        self.job = json.loads((scratch / "job.json").read_text())
+        self.channel = Channel(scratch / "ctl.sock")
+        self.device = torch.device(self.job["device"])
+        self.candidate_path = str(scratch / "candidate.py")
+        self.recorder = LaunchRecorder()
+        self.extra_allowed = frozenset(self.job.get("allowed_aten", []))
+        self.mutates = tuple(self.job.get("mutates", []))
+        self.entry: Callable | None = None
+
+    def fail(self, phase: str, exc: BaseException, verdict: str | None = None, **extra) -> None:
+        verdict = verdict or classify(exc)[0]
+        self.channel.send({"event": "failed", "phase": phase, "verdict": verdict,
+                           "reason": describe_failure(exc, verdict),
+                           "traceback": trimmed_traceback(exc, self.candidate_path), **extra})
+
+    def start(self) -> bool:
+        self.recorder.install()
+        if self.device.type == "cuda":
+            torch.cuda.set_device(self.device)
+            fraction = self.job.get("gpu_memory_fraction")
+            if fraction:
+                torch.cuda.set_per_process_memory_fraction(float(fraction), self.device)
+        try:
+            spec = importlib.util.spec_from_file_location(CANDIDATE_MODULE, self.candidate_path)
+            module = importlib.util.module_from_spec(spec)
+            sys.modules[CANDIDATE_MODULE] = module
+            spec.loader.exec_module(module)
+            self.entry = resolve_entry(module, self.job["entry"])
+        except BaseException as exc:  # noqa: BLE001 - any failure of untrusted code is a verdict
+            self.fail("import", exc, verdict="COMPILE_FAIL" if not isinstance(exc, SystemExit) else "RUNTIME_FAIL")
+            return False
+        self.channel.send({"event": "imported"})
+        return True
+
+    def sync(self) -> None:
+        if self.device.type == "cuda":
+            torch.cuda.synchronize(self.device)
+
+    def call_once(self, inputs: Inputs, run: int, guard_run: int | None) -> tuple[Any, Inputs, dict]:
+        call_inputs = clone_inputs(inputs)
+        self.sync()
+        threads_before = live_threads()
+        launches_before = self.recorder.launches
+        guard = TorchGuard(self.recorder, self.extra_allowed, run=guard_run)
+        began = time.perf_counter()
+        with guard:
+            returned = self.entry(*call_inputs.args, **call_inputs.kwargs)
+        self.sync()
+        report = {
+            "launches": self.recorder.launches - launches_before,
+            "violations": guard.violations,
+            "new_threads": len(live_threads() - threads_before),
+            "seconds": time.perf_counter() - began,
+        }
+        return returned, call_inputs, report
+
+    def run_cases(self) -> bool:
+        for index, case in enumerate(self.job["cases"]):
+            inputs = on_device(wire.load(case["inputs"]), self.device)
+            for run in range(2):
+                try:
+                    with gpu_lock.shared(self.job.get("lock_dir")):
+                        returned, call_inputs, report = self.call_once(inputs, run, guard_run=run)
+                        out_path = self.scratch / f"case{index}_run{run}.pt"
+                        wire.save({"out": judged_outputs(self.mutates, returned, call_inputs),
+                                   "args": call_inputs}, out_path)
+                except wire.WireError as exc:
+                    self.fail("call", exc, verdict="CONTRACT_FAIL", case=index, run=run)
+                    return False
+                except BaseException as exc:  # noqa: BLE001
+                    verdict, fatal = classify(exc)
+                    self.fail("call", exc, verdict=verdict, case=index, run=run, fatal=fatal)
+                    return False
+                self.channel.send({"event": "call", "case": index, "run": run, "file": str(out_path), **report})
+        self.channel.send({"event": "cases_done", "kernels": [vars(k) for k in self.recorder.kernels.values()]})
+        return True
+
+    def time_candidate(self, command: dict[str, Any]) -> None:
+        sets = [on_device(wire.load(path), self.device) for path in command["sets"]]
+        policy = TimingPolicy(**command.get("policy", {}))
+        with gpu_lock.exclusive(self.job.get("lock_dir")):
+            result = time_function(self.entry, sets, self.mutates, self.recorder, self.extra_allowed, policy,
+                                   self.scratch)
+        self.channel.send({"event": "timed", **result})
+
+
+def resolve_entry(module, entry: str) -> Callable:
+    if entry == "ModelNew.forward":
+        raise NotImplementedError("KernelBench ModelNew candidates are not supported by this task")
+    fn = getattr(module, entry, None)
+    if not callable(fn):
+        raise AttributeError(f"the module defines no callable `{entry}`")
+    return fn
+
+
+def time_function(fn: Callable, sets: list[Inputs], mutates: tuple[int, ...], recorder: LaunchRecorder | None,
+                  extra_allowed: frozenset[str], policy: TimingPolicy, scratch: Path) -> dict[str, Any]:
+    """Time `fn` rotating through input sets copied into fixed working buffers.
+
+    The judged outputs of the last repetition of each set are saved for the evaluator to check,
+    so a kernel that replays or caches results across timed calls is caught.
+    """
+    device = next(t.device for t in _tensors(sets[0]))
+    work = clone_inputs(sets[0])
+    flush = torch.empty(_l2_flush_bytes(device), dtype=torch.uint8, device=device)
+    returned: dict[str, Any] = {}
+    kept: dict[int, Any] = {}
+    calls_without_launch = 0
+    violations: list[str] = []
+
+    def prepare(k: int) -> None:
+        for dst, src in zip(_tensors(work), _tensors(sets[k])):
+            dst.copy_(src)
+        flush.zero_()
+
+    def call(guarded: bool) -> None:
+        nonlocal calls_without_launch
+        before = recorder.launches if recorder else 0
+        if guarded and recorder is not None:
+            guard = TorchGuard(recorder, extra_allowed, run=None)
+            with guard:
+                returned["value"] = fn(*work.args, **work.kwargs)
+            violations.extend(v for v in guard.violations if v not in violations)
+        else:
+            returned["value"] = fn(*work.args, **work.kwargs)
+        if recorder is not None and recorder.launches == before:
+            calls_without_launch += 1
+
+    def keep(k: int) -> None:
+        kept[k] = _detached_copy(judged_outputs(mutates, returned["value"], work))
+
+    measurement = measure(call, prepare, len(sets), policy, after=keep)
+    files = []
+    for k in sorted(kept):
+        path = scratch / f"timed_set{k}.pt"
+        wire.save({"out": kept[k]}, path)
+        files.append(str(path))
+    return {"samples_ms": measurement.samples_ms, "side_stream": measurement.side_stream,
+            "calls_without_launch": calls_without_launch, "violations": violations, "files": files}
+
+
+def _detached_copy(value):
+    if isinstance(value, torch.Tensor):
+        return value.detach().clone()
+    if isinstance(value, (tuple, list)):
+        return type(value)(_detached_copy(v) for v in value)
+    return value
+
+
+def _tensors(inputs: Inputs) -> list[torch.Tensor]:
+    leaves: list[torch.Tensor] = []
+
+    def walk(value):
+        if isinstance(value, torch.Tensor):
+            leaves.append(value)
+        elif isinstance(value, (tuple, list)):
+            for v in value:
+                walk(v)
+        elif isinstance(value, dict):
+            for v in value.values():
+                walk(v)
+    walk(inputs.args)
+    walk(inputs.kwargs)
+    return leaves
+
+
+def _l2_flush_bytes(device: torch.device) -> int:
+    l2 = getattr(torch.cuda.get_device_properties(device), "L2_cache_size", 64 << 20)
+    return max(2 * l2, 64 << 20)
+
+
+def serve(scratch: Path) -> None:
+    """Entry point in the forked child."""
+    process = CandidateProcess(scratch)
+    if not process.start() or not process.run_cases():
+        return
+    while True:
+        try:
+            command = process.channel.recv()
+        except EOFError:
+            return
+        if command.get("op") == "time":
+            try:
+                process.time_candidate(command)
+            except BaseException as exc:  # noqa: BLE001
+                verdict, fatal = classify(exc)
+                process.fail("timing", exc, verdict=verdict, fatal=fatal)
+                return
+        else:
+            return
+
+
+def main(scratch: str) -> None:
+    os.chdir(scratch)
+    serve(Path(scratch))

@@ -1,0 +1,31 @@
+import torch
+import triton
+import triton.language as tl
+
+SQRT_HALF = 0.7071067811865476
+SQRT_2_OVER_PI = 0.7978845608028654
+
+
+@triton.jit
+def gelu_kernel(x_ptr, y_ptr, n, TANH: tl.constexpr, BLOCK: tl.constexpr):
+    offsets = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+    mask = offsets < n
+    x = tl.load(x_ptr + offsets, mask=mask).to(tl.float32)
+    if TANH:
+        inner = SQRT_2_OVER_PI * (x + 0.044715 * x * x * x)
+        t = 2.0 * tl.sigmoid(2.0 * inner) - 1.0
+        y = 0.5 * x * (1.0 + t)
+    else:
+        y = 0.5 * x * (1.0 + tl.erf(x * SQRT_HALF))
+    tl.store(y_ptr + offsets, y.to(y_ptr.dtype.element_ty), mask=mask)
+
+
+def gelu(input, approximate="none"):
+    if approximate not in ("none", "tanh"):
+        raise ValueError(f"approximate must be 'none' or 'tanh', got {approximate!r}")
+    x = input.contiguous()
+    y = torch.empty_like(x)
+    n = x.numel()
+    block = 1024
+    gelu_kernel[(triton.cdiv(n, block),)](x, y, n, TANH=approximate == "tanh", BLOCK=block)
+    return y

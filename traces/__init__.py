@@ -1,0 +1,1 @@
+"""Trace store, pair harvesting, repair-bias statistics, A/B analysis and reports (see the issues)."""
