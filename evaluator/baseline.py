@@ -54,8 +54,9 @@ def measure(server: ForkServer, task: Task, set_files: list[Path], device: str, 
             policy: dict, compile_too: bool) -> dict[str, TimingStats]:
     job = {"task_path": str(task.source_path), "sets": [str(p) for p in set_files], "device": device,
            "lock_dir": str(lock_dir) if lock_dir else None, "policy": policy, "compile": compile_too}
-    limits = Limits(step_seconds=BASELINE_WALL_SECONDS, total_seconds=BASELINE_WALL_SECONDS, memory_bytes=64 << 30)
-    with Sandbox(server, "baseline", job, {}, limits, address_space_limit=False) as box:
+    limits = Limits(step_seconds=BASELINE_WALL_SECONDS, total_seconds=BASELINE_WALL_SECONDS, memory_bytes=64 << 30,
+                    address_space=False)
+    with Sandbox(server, "baseline", job, {}, limits) as box:
         message = box.recv()
     if message.get("event") != "baseline":
         raise ChildGone("RUNTIME_FAIL", f"baseline measurement failed: {message}")

@@ -212,6 +212,7 @@ class Tolerance:
         j.mismatches = int(bad.sum())
         norm_bound = self.error_factor * float(own.square().sum().sqrt()) + eps * float(h.square().sum().sqrt())
         norm_err = float(err.square().sum().sqrt())
+        constant = _constant_output_problem(h, got64, finite)
         if j.mismatches:
             j.passed = False
             j.first_bad = _bad_elements(bad, hi64, got64)
@@ -222,9 +223,9 @@ class Tolerance:
         elif norm_err > norm_bound * (1 + 1e-9):
             j.passed = False
             j.reason = f"error norm {norm_err:.3g} exceeds the allowed {norm_bound:.3g} for {dtype_name(lo.dtype)}"
-        constant = _constant_output_problem(h, got64, finite)
-        if j.passed and constant:
-            j.passed, j.reason = False, constant
+        if constant:
+            j.passed = False
+            j.reason = constant + (f" ({j.reason})" if j.reason else "")
         return j
 
     def judge(self, expected: Expected, runs: Sequence[Any], inputs: Any = None) -> Judgement:

@@ -59,6 +59,8 @@ class EvaluatorConfig:
     limits: Limits | None = None
     timing_policy: dict[str, Any] = field(default_factory=dict)
     gpu_memory_fraction: float = 0.6
+    # Tests switch the static checks off to prove each runtime guard holds on its own.
+    static_checks: bool = True
 
 
 class Verdicts(Exception):
@@ -83,9 +85,9 @@ class Evaluator:
         self.on_gpu = self.device.type == "cuda"
         self.cache_dir = Path(self.config.cache_dir)
         self.lock_dir = (gpu_lock.lock_dir_for(self.cache_dir, self.device.index or 0) if self.on_gpu else None)
-        self.limits = self.config.limits or (Limits(step_seconds=60, total_seconds=300, memory_bytes=16 << 30)
-                                             if self.on_gpu else Limits(step_seconds=120, total_seconds=900,
-                                                                        memory_bytes=6 << 30))
+        self.limits = self.config.limits or (
+            Limits(step_seconds=60, total_seconds=300, memory_bytes=16 << 30, address_space=False) if self.on_gpu
+            else Limits(step_seconds=120, total_seconds=900, memory_bytes=6 << 30, address_space=True))
         self.work_dir = Path(tempfile.mkdtemp(prefix="agentloop-inputs-", dir=scratch_root()))
         self.references = ReferenceStore(self.work_dir, self.device, lock_dir=self.lock_dir)
         self.server = ForkServer(interpret=not self.on_gpu)
@@ -114,7 +116,7 @@ class Evaluator:
             result.stage, result.reason = Stage.DONE, self._correct_reason(result)
         except Verdicts as v:
             result.verdict, result.reason = v.verdict, v.reason[:MAX_REASON_CHARS]
-            result.traceback = v.traceback
+            result.traceback = v.traceback[-MAX_REASON_CHARS:] if v.traceback else None
         result.phases["total"] = time.perf_counter() - began
         return self._redacted(result)
 
@@ -130,7 +132,8 @@ class Evaluator:
         with self._phase(result, "static"):
             report = check_source(source, [task.entry, *ENTRY_ALIASES], frozenset(a.api for a in task.allowed))
             result.maintainability = maintainability.measure(source)
-        if not report.ok:
+        blocking = report.verdict in (Verdict.NO_CODE, Verdict.COMPILE_FAIL) or report.entry is None
+        if not report.ok and (self.config.static_checks or blocking):
             raise Verdicts(report.verdict, report.reason)
         cases = plan(task, self.on_gpu)
         with self._phase(result, "references"):
@@ -142,8 +145,7 @@ class Evaluator:
                "gpu_memory_fraction": self.config.gpu_memory_fraction if self.on_gpu else None}
         result.stage = Stage.IMPORT
         try:
-            with Sandbox(self.server, "candidate", job, {"candidate.py": source}, self.limits,
-                         address_space_limit=not self.on_gpu) as box:
+            with Sandbox(self.server, "candidate", job, {"candidate.py": source}, self.limits) as box:
                 with self._phase(result, "correctness"):
                     self._run_cases(box, task, cases, data, result)
                 if self.on_gpu and self.config.timing:

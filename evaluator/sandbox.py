@@ -168,13 +168,15 @@ class Limits:
     memory_bytes: int = 8 << 30
     file_bytes: int = 8 << 30
     open_files: int = 1024
+    # RLIMIT_AS enforces memory_bytes on the CPU; with CUDA it must be off (CUDA reserves huge
+    # address ranges) and the resident-memory watchdog enforces it instead.
+    address_space: bool = True
 
 
 class Sandbox:
     """One child process: spawn it, exchange messages, enforce its limits, kill it."""
 
-    def __init__(self, server: ForkServer, kind: str, job: dict[str, Any], files: dict[str, str], limits: Limits,
-                 address_space_limit: bool):
+    def __init__(self, server: ForkServer, kind: str, job: dict[str, Any], files: dict[str, str], limits: Limits):
         self.server = server
         self.scratch = Path(tempfile.mkdtemp(prefix="al-", dir=scratch_root()))
         self.limits = limits
@@ -188,7 +190,7 @@ class Sandbox:
         self.listener.bind(str(self.scratch / "ctl.sock"))
         self.listener.listen(1)
         rlimits = {"FSIZE": limits.file_bytes, "NOFILE": limits.open_files, "CORE": 0,
-                   "AS_EXTRA": limits.memory_bytes if address_space_limit else None}
+                   "AS_EXTRA": limits.memory_bytes if limits.address_space else None}
         self.pid = server.spawn(kind, self.scratch, rlimits)
         self.conn: socket.socket | None = None
         self.buffer = b""

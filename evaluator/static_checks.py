@@ -35,7 +35,8 @@ ALLOWED_TORCH = {f"torch.{n}" for n in DTYPE_NAMES} | {
     "torch.broadcast_shapes", "torch.get_default_dtype", "torch.no_grad", "torch.inference_mode",
     "torch.cuda.current_device", "torch.cuda.get_device_properties", "torch.cuda.device_count",
     "torch.cuda.is_available", "torch.cuda.get_device_name", "torch.cuda.get_device_capability",
-    "torch.nn.Module", "torch.nn.Parameter",
+    "torch.nn.Module", "torch.nn.Parameter", "torch.strided", "torch.layout", "torch.memory_format",
+    "torch.contiguous_format", "torch.channels_last", "torch.preserve_format", "torch.Generator",
 }
 ALLOWED_TRITON_PREFIXES = (
     "triton.jit", "triton.autotune", "triton.heuristics", "triton.Config", "triton.cdiv",

@@ -147,9 +147,14 @@ def element_bytes(*tensors: torch.Tensor) -> int:
 
 
 def upcast(value):
-    """The same arguments with every floating tensor in float64, for the high-precision reference."""
+    """The same arguments with every floating tensor (and floating dtype argument) in float64, for
+    the high-precision reference."""
+    if isinstance(value, torch.dtype):
+        return torch.float64 if value.is_floating_point else value
     if isinstance(value, torch.Tensor):
         return value.to(torch.float64) if value.is_floating_point() else value.clone()
+    if isinstance(value, Inputs):
+        return Inputs(upcast(value.args), upcast(value.kwargs))
     if isinstance(value, (tuple, list)):
         return type(value)(upcast(v) for v in value)
     if isinstance(value, dict):

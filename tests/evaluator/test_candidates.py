@@ -1,0 +1,45 @@
+"""Every candidate under exploits/ and verdicts/ gets the verdict and reason its header states.
+
+Header lines: `# task:`, `# expect:` (verdict), `# reason:` (a fragment of the reason),
+optionally `# static: off` (prove the runtime guard alone), `# step-seconds:` and
+`# memory-limit: watchdog`. Drop a new file in either folder to add a case.
+"""
+
+import re
+from pathlib import Path
+
+import pytest
+
+from evaluator.loader import find_task
+
+HERE = Path(__file__).parent
+CANDIDATES = sorted((HERE / "exploits").glob("*.py")) + sorted((HERE / "verdicts").glob("*.py"))
+HEADER = re.compile(r"^# ([a-z-]+): (.+)$")
+
+
+def header(path: Path) -> dict[str, str]:
+    fields = {}
+    for line in path.read_text().splitlines():
+        match = HEADER.match(line)
+        if not match:
+            break
+        fields[match.group(1)] = match.group(2).strip()
+    return fields
+
+
+@pytest.mark.parametrize("path", CANDIDATES, ids=lambda p: f"{p.parent.name}/{p.stem}")
+def test_candidate_gets_its_verdict(path, evaluators, suite):
+    spec = header(path)
+    evaluator = evaluators(static=spec.get("static") != "off",
+                           step_seconds=float(spec["step-seconds"]) if "step-seconds" in spec else None,
+                           watchdog_bytes=1 << 30 if spec.get("memory-limit") == "watchdog" else None)
+    result = evaluator.evaluate(find_task(spec["task"], suite), path.read_text())
+    assert result.verdict.value == spec["expect"], f"{result.verdict.value}: {result.reason}"
+    assert spec["reason"] in result.reason, result.reason
+    assert result.reason.strip(), "every verdict carries a reason"
+
+
+def test_every_header_is_complete():
+    for path in CANDIDATES:
+        spec = header(path)
+        assert {"task", "expect", "reason"} <= set(spec), path

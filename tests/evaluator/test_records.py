@@ -1,0 +1,65 @@
+"""EvalResult JSON round-trip and schema versions; wire files between processes."""
+
+import math
+
+import pytest
+import torch
+
+from evaluator import wire
+from evaluator.result import (SCHEMA_VERSION, BadElement, CaseResult, Environment, EvalResult, KernelInfo,
+                              Maintainability, Performance, Stage, TimingStats, Verdict)
+from evaluator.task import DEVICE, Inputs
+
+
+def full_result() -> EvalResult:
+    return EvalResult(
+        task_id="Math/softmax", verdict=Verdict.CORRECT, stage=Stage.DONE, reason="ok", source_hash="ab" * 32,
+        environment=Environment(device="cuda:0", interpreter=False, torch="2.11", triton="3.6", python="3.12",
+                                gpu="NVIDIA H100", driver="580"),
+        cases=[CaseResult(size="small", dtype="float16", mode="outlier", seed=1, passed=False, reason="bad",
+                          max_abs_err=1.5, max_rel_err=0.1, mismatches=2, numel=100,
+                          first_bad=[BadElement([1, 2], 1.0, math.inf)], metrics={"cosine": 0.9})],
+        performance=Performance(size="standard", dtype="float32", candidate=TimingStats(1.0, 0.9, 1.1, 0.01, 50),
+                                eager=TimingStats(2.0, 1.9, 2.1, 0.02, 40), speedup=2.0, gbps=1000.0, mfu=None),
+        kernels=[KernelInfo("softmax_kernel", 32, 0, 1024, 4, 3)], profile={"dram_throughput_pct": 81.0},
+        maintainability=Maintainability(61.2, 4, 2.5), traceback="line 3", phases={"total": 1.0})
+
+
+def test_eval_result_round_trips_through_json():
+    result = full_result()
+    again = EvalResult.from_json(result.to_json())
+    assert again == result
+    assert again.cases[0].first_bad[0].got == math.inf
+    assert isinstance(again.verdict, Verdict) and isinstance(again.performance.candidate, TimingStats)
+
+
+def test_newer_schema_is_refused_with_a_clear_error():
+    data = full_result().to_dict()
+    data["schema_version"] = SCHEMA_VERSION + 1
+    with pytest.raises(ValueError, match="newer than this agentloop"):
+        EvalResult.from_dict(data)
+    with pytest.raises(ValueError, match="schema_version is missing"):
+        EvalResult.from_dict({"task_id": "x"})
+
+
+def test_wire_round_trip_keeps_layout_and_markers(tmp_path):
+    base = torch.randn(4, 6)
+    inputs = Inputs((base.t(), 3, None, [1.5, "s"]), {"dtype": torch.float16, "device": DEVICE, "flag": True})
+    wire.save(inputs, tmp_path / "x.pt")
+    back = wire.load(tmp_path / "x.pt")
+    assert isinstance(back, Inputs) and back.kwargs["device"] == DEVICE and back.kwargs["dtype"] is torch.float16
+    assert torch.equal(back.args[0], base.t()) and back.args[0].stride() == base.t().stride()
+    assert back.args[1:] == (3, None, [1.5, "s"])
+
+
+def test_wire_refuses_subclasses_and_foreign_files(tmp_path):
+    class Lazy(torch.Tensor):
+        pass
+    with pytest.raises(wire.WireError, match="tensor subclass"):
+        wire.save(torch.zeros(2).as_subclass(Lazy), tmp_path / "y.pt")
+    (tmp_path / "bad.pt").write_bytes(b"not a file")
+    with pytest.raises(wire.WireError, match="unreadable"):
+        wire.load(tmp_path / "bad.pt")
+    torch.save({"tree": "{\"$evil\": 1}", "tensors": []}, tmp_path / "tag.pt")
+    with pytest.raises(wire.WireError, match="unknown wire tag"):
+        wire.load(tmp_path / "tag.pt")

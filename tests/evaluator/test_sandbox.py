@@ -1,0 +1,100 @@
+"""Process isolation: secrets, crashes, and a clean process for every candidate."""
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+from evaluator.evaluate import Evaluator, EvaluatorConfig
+from evaluator.loader import find_task
+from evaluator.result import EvalResult
+from evaluator.sandbox import scrubbed_environment, secret_values
+
+HERE = Path(__file__).parent
+SECRET = "sk-agentloop-test-5ecret-value"
+
+REPORT_ENVIRONMENT = textwrap.dedent('''
+    import os
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def nothing(x_ptr):
+        pass
+
+    def gelu(input, approximate="none"):
+        nothing[(1,)](input)
+        raise RuntimeError("has key: " + str("AGENTLOOP_TEST_API_KEY" in os.environ) + " cwd: " + os.getcwd())
+''')
+
+
+def test_environment_is_scrubbed():
+    env = {"PATH": "/bin", "OPENAI_API_KEY": "x" * 20, "ANTHROPIC_API_KEY": "y" * 20, "HOME": "/root",
+           "TRITON_CACHE_DIR": "/tmp/t", "CUDA_VISIBLE_DEVICES": "0", "AWS_SECRET_ACCESS_KEY": "z" * 20,
+           "RANDOM_SETTING": "1", "TRITON_API_TOKEN": "t" * 20}
+    kept = scrubbed_environment(env)
+    assert set(kept) == {"PATH", "HOME", "TRITON_CACHE_DIR", "CUDA_VISIBLE_DEVICES"}
+    assert secret_values(env) == sorted({"x" * 20, "y" * 20, "z" * 20, "t" * 20}, key=len, reverse=True)
+
+
+EVALUATE_BOTH = textwrap.dedent('''
+    import sys
+    from evaluator.evaluate import Evaluator, EvaluatorConfig
+    from evaluator.loader import find_task, load_suite
+    task = find_task("Activation/gelu", load_suite())
+    with Evaluator(EvaluatorConfig(device="cpu", static_checks=False, cache_dir=sys.argv[3])) as evaluator:
+        for path in sys.argv[1:3]:
+            print(evaluator.evaluate(task, open(path).read()).to_json())
+''')
+
+
+def test_secrets_reach_neither_candidate_nor_result(tmp_path):
+    """The evaluator runs with an API key in its environment from the start (as `agentloop run` would)."""
+    own_env = tmp_path / "own_env.py"
+    own_env.write_text(REPORT_ENVIRONMENT)
+    env = dict(os.environ, AGENTLOOP_TEST_API_KEY=SECRET, PYTHONPATH=str(HERE.parent.parent))
+    done = subprocess.run([sys.executable, "-c", EVALUATE_BOTH, str(own_env), str(HERE / "exploits" / "read_secrets.py"),
+                           str(tmp_path / "cache")], env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    own, stolen = (EvalResult.from_json(line) for line in done.stdout.splitlines())
+    assert own.verdict.value == "RUNTIME_FAIL" and "has key: False" in own.reason
+    assert "/al-" in own.reason, "the candidate runs in its own scratch directory"
+    assert stolen.verdict.value == "RUNTIME_FAIL"
+    assert SECRET not in done.stdout and SECRET not in done.stderr
+    if os.geteuid() == 0:
+        # As root the candidate can read the evaluator's /proc/<pid>/environ: redaction keeps the key out.
+        assert "AGENTLOOP_TEST_API_KEY=[redacted]" in stolen.reason
+
+
+def test_a_crash_leaves_the_next_candidate_a_clean_process(evaluators, suite):
+    evaluator = evaluators(static=False)
+    task = find_task("Activation/gelu", suite)
+    crashed = evaluator.evaluate(task, (HERE / "verdicts" / "crash.py").read_text())
+    assert crashed.verdict.value == "RUNTIME_FAIL" and "SIGSEGV" in crashed.reason
+    polluting = textwrap.dedent('''
+        import torch
+        import triton
+        import triton.language as tl
+        torch.nn.functional.gelu = lambda *a, **k: None
+
+        @triton.jit
+        def nothing(x_ptr):
+            pass
+
+        def gelu(input, approximate="none"):
+            nothing[(1,)](input)
+            raise RuntimeError("stop")
+    ''')
+    evaluator.evaluate(task, polluting)
+    after = evaluator.evaluate(task, task.solution_path.read_text())
+    assert after.verdict.value == "CORRECT", after.reason
+
+
+def test_fork_server_restarts_after_dying(tmp_path, suite):
+    task = find_task("Activation/gelu", suite)
+    with Evaluator(EvaluatorConfig(device="cpu", cache_dir=tmp_path)) as evaluator:
+        assert evaluator.evaluate(task, task.solution_path.read_text()).correct
+        evaluator.server._proc.kill()
+        evaluator.server._proc.wait()
+        assert evaluator.evaluate(task, task.solution_path.read_text()).correct

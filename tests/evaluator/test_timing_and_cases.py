@@ -1,0 +1,58 @@
+"""Timing statistics, stopping rule, case plans and the GPU lock (CPU-testable parts)."""
+
+import multiprocessing
+import time
+
+import pytest
+import torch
+
+from evaluator import gpu_lock
+from evaluator.cases import plan, timing_cases
+from evaluator.timing import median_is_stable, stats
+
+
+def test_stats_quantiles_and_spread():
+    s = stats([1.0, 2.0, 3.0, 4.0, 5.0])
+    assert (s.median_ms, s.p20_ms, s.p80_ms, s.reps) == (3.0, 1.8, 4.2, 5)
+    assert s.cv == pytest.approx((2.0 ** 0.5) / 3.0)
+
+
+def test_stability_rule():
+    steady = [1.0 + 0.0001 * (i % 7) for i in range(100)]
+    noisy = [1.0 + (0.5 if i % 2 else 0.0) for i in range(30)]
+    assert median_is_stable(steady, 0.002)
+    assert not median_is_stable(noisy, 0.002)
+
+
+def test_case_plan_orders_stage1_standard_then_outliers(suite):
+    task = suite["Activation/gelu"]
+    cpu = plan(task, on_gpu=False)
+    assert cpu[0].size == "small" and cpu[0].dtype == task.primary_dtype and cpu[0].mode == "standard"
+    assert all(c.size != "standard" for c in cpu)
+    modes = [c.mode for c in cpu]
+    assert modes == sorted(modes, key=lambda m: m == "outlier"), "outlier cases come last"
+    assert {c.dtype for c in cpu} == set(task.dtypes) and len(cpu) == len(set(cpu))
+    gpu = plan(task, on_gpu=True)
+    assert gpu[0] == timing_cases(task)[0]
+    assert {c.dtype for c in gpu if c.size == "standard"} == set(task.dtypes)
+    assert set(timing_cases(task)) <= set(gpu)
+
+
+def _hold_exclusive(lock_dir, started, seconds):
+    with gpu_lock.exclusive(lock_dir):
+        started.set()
+        time.sleep(seconds)
+
+
+def test_exclusive_lock_keeps_shared_users_out(tmp_path):
+    started = multiprocessing.Event()
+    holder = multiprocessing.Process(target=_hold_exclusive, args=(tmp_path, started, 1.0))
+    holder.start()
+    started.wait(10)
+    began = time.monotonic()
+    with gpu_lock.shared(tmp_path):
+        waited = time.monotonic() - began
+    holder.join()
+    assert waited > 0.5
+    with gpu_lock.shared(tmp_path), gpu_lock.shared(None):
+        pass

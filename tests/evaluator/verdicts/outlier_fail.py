@@ -1,0 +1,28 @@
+# task: Activation/gelu
+# expect: OUTLIER_FAIL
+# reason: outlier mode
+# Correct on ordinary inputs, but clamps large magnitudes (a "fast path" that breaks on outliers).
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def gelu_kernel(x_ptr, y_ptr, n, TANH: tl.constexpr, BLOCK: tl.constexpr):
+    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offsets < n
+    x = tl.load(x_ptr + offsets, mask=mask).to(tl.float32)
+    x = tl.minimum(tl.maximum(x, -16.0), 16.0)
+    if TANH:
+        inner = 0.7978845608028654 * (x + 0.044715 * x * x * x)
+        y = 0.5 * x * (1.0 + (2.0 * tl.sigmoid(2.0 * inner) - 1.0))
+    else:
+        y = 0.5 * x * (1.0 + tl.erf(x * 0.7071067811865476))
+    tl.store(y_ptr + offsets, y.to(y_ptr.dtype.element_ty), mask=mask)
+
+
+def gelu(input, approximate="none"):
+    out = torch.empty_like(input)
+    gelu_kernel[(triton.cdiv(input.numel(), 1024),)](input, out, input.numel(), TANH=approximate == "tanh",
+                                                     BLOCK=1024)
+    return out
