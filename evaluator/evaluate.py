@@ -15,7 +15,7 @@ from typing import Any, Iterator
 
 import torch
 
-from evaluator import baseline, calibration, gpu_lock, maintainability, roofline, wire
+from evaluator import baseline, calibration, gpu_lock, maintainability, profiler, roofline, wire
 from evaluator.cases import Case, plan, timing_cases
 from evaluator.contracts import dtype_name, flatten, structure_problem
 from evaluator.environment import device_key, environment
@@ -23,7 +23,7 @@ from evaluator.references import CaseData, ReferenceStore
 from evaluator.result import CaseResult, EvalResult, KernelInfo, Performance, Stage, Verdict
 from evaluator.sandbox import ChildGone, ForkServer, Limits, Sandbox, scratch_root, secret_values
 from evaluator.static_checks import check_source
-from evaluator.task import Inputs, Task
+from evaluator.task import Task
 from evaluator.timing import stats
 
 ENTRY_ALIASES = ("kernel_function",)
@@ -112,7 +112,8 @@ class Evaluator:
                             source_hash=hashlib.sha256(source.encode()).hexdigest(),
                             environment=environment(self.device.type, self.device.index or 0))
         try:
-            self._evaluate(task, source, result)
+            with self.references.using(task):
+                self._evaluate(task, source, result)
             result.stage, result.reason = Stage.DONE, self._correct_reason(result)
         except Verdicts as v:
             result.verdict, result.reason = v.verdict, v.reason[:MAX_REASON_CHARS]
@@ -154,6 +155,10 @@ class Evaluator:
                         self._time(box, task, result)
         except ChildGone as gone:
             raise Verdicts(Verdict(gone.verdict), gone.reason, gone.output_tail or None) from None
+        if self.on_gpu and self.config.profile:
+            with self._phase(result, "profile"), gpu_lock.exclusive(self.lock_dir):
+                first = self.references.get(task, timing_cases(task)[0])
+                result.profile = profiler.profile(source, report.entry, first.inputs_file, str(self.device))
 
     # correctness ------------------------------------------------------------------------------
     def _run_cases(self, box: Sandbox, task: Task, cases: list[Case], data: list[CaseData],
@@ -209,18 +214,18 @@ class Evaluator:
         if message.get("new_threads"):
             raise Verdicts(Verdict.CONTRACT_FAIL, f"on {where}: the call left a thread running; work must finish "
                            "before the function returns")
+        if message.get("mutated"):
+            changed = ", ".join(str(m) for m in message["mutated"][:4])
+            raise Verdicts(Verdict.CONTRACT_FAIL, f"on {where}: the call modified its input {changed}, which this "
+                           "task's semantics leave unchanged")
 
     def _load_call(self, path: Path, data: CaseData, task: Task, case: Case) -> Any:
         try:
             payload = wire.load(path, self.device)
         except wire.WireError as exc:
             raise Verdicts(Verdict.CONTRACT_FAIL, f"on {describe_case(case)}: {exc}") from None
-        if not isinstance(payload, dict) or "out" not in payload or not isinstance(payload.get("args"), Inputs):
+        if not isinstance(payload, dict) or "out" not in payload:
             raise Verdicts(Verdict.CONTRACT_FAIL, "the candidate's process wrote a malformed result")
-        mutated = _mutated_arguments(data.inputs, payload["args"], task.mutates)
-        if mutated:
-            raise Verdicts(Verdict.CONTRACT_FAIL, f"on {describe_case(case)}: the call modified its input "
-                           f"{mutated}, which this task's semantics leave unchanged")
         return payload["out"]
 
     def _judge_case(self, task: Task, case: Case, data: CaseData, runs: list[Any], result: EvalResult) -> None:
@@ -261,7 +266,7 @@ class Evaluator:
         candidate = stats(samples)
         eager, compiled = self._baseline(task, sets)
         perf = Performance(size="standard", dtype=dtype_name(task.primary_dtype), candidate=candidate, eager=eager,
-                           compiled=compiled)
+                           compiled=compiled, timing_method="wall" if message.get("side_stream") else "events")
         if eager:
             perf.speedup = eager.median_ms / candidate.median_ms
         if compiled:
@@ -269,7 +274,8 @@ class Evaluator:
         peaks = self._calibration()
         cost = task.cost(sets[0].inputs)
         tf32 = bool(getattr(task.contract, "tf32", False))
-        for name, value in roofline.figures(cost, peaks, task.primary_dtype, tf32, candidate.median_ms).items():
+        compute_dtype = task.compute_dtype or task.primary_dtype
+        for name, value in roofline.figures(cost, peaks, compute_dtype, tf32, candidate.median_ms).items():
             setattr(perf, name, value)
         if roofline.impossible(perf.roofline_fraction):
             raise Verdicts(Verdict.CONTRACT_FAIL, (
@@ -351,23 +357,3 @@ def _index(value: Any, bound: int) -> int:
 def _known(data: dict, cls) -> dict:
     names = set(cls.__dataclass_fields__)
     return {k: v for k, v in data.items() if k in names}
-
-
-def _mutated_arguments(original: Inputs, after: Inputs, mutates: tuple[int, ...]) -> str:
-    """Names the first tensor argument that changed although the task does not mutate it."""
-    def same(a, b) -> bool:
-        if not isinstance(a, torch.Tensor):
-            return True
-        if not isinstance(b, torch.Tensor) or a.shape != b.shape or a.dtype != b.dtype:
-            return False
-        return torch.allclose(a, b.cpu(), rtol=0, atol=0, equal_nan=True) if a.is_floating_point() else \
-            torch.equal(a, b.cpu())
-    if len(after.args) != len(original.args):
-        return "argument list"
-    for i, (a, b) in enumerate(zip(original.args, after.args)):
-        if i not in mutates and not all(same(x, y) for x, y in zip(flatten(a), flatten(b))):
-            return f"argument {i}"
-    for name, value in original.kwargs.items():
-        if not same(value, after.kwargs.get(name)):
-            return f"argument {name!r}"
-    return ""

@@ -55,9 +55,27 @@ class KernelMeta:
 
 @dataclass
 class LaunchRecorder:
+    """Counts launches. With `lock_dir` set and `locking` on, the first launch of a call compiles
+    the kernel first, then takes the GPU lock shared (held until `release()`), so compilation
+    never holds up another candidate's timing."""
+
     launches: int = 0
     in_kernel: int = 0
     kernels: dict[str, KernelMeta] = field(default_factory=dict)
+    lock_dir: str | None = None
+    locking: bool = False
+    _held: object = None
+
+    def acquire(self) -> None:
+        if self.locking and self.lock_dir and self._held is None:
+            from evaluator import gpu_lock
+            self._held = gpu_lock.shared(self.lock_dir)
+            self._held.__enter__()
+
+    def release(self) -> None:
+        if self._held is not None:
+            held, self._held = self._held, None
+            held.__exit__(None, None, None)
 
     def install(self) -> None:
         from triton.runtime.jit import JITFunction
@@ -95,6 +113,9 @@ def _patch_run(cls, recorder: LaunchRecorder) -> None:
             return original(self, *args, **kwargs)
         recorder.in_kernel += 1
         try:
+            if recorder.locking and recorder._held is None:
+                original(self, *args, **{**kwargs, "warmup": True})  # compile outside the lock
+                recorder.acquire()
             kernel = original(self, *args, **kwargs)
         finally:
             recorder.in_kernel -= 1

@@ -3,11 +3,12 @@ every candidate of the task. Inputs are also written as wire files for candidate
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 import torch
 
@@ -50,6 +51,7 @@ class ReferenceStore:
         self.device = device
         self.max_bytes = max_bytes
         self._data: OrderedDict[tuple[str, str], CaseData] = OrderedDict()
+        self._in_use: dict[str, int] = {}
         self._lock = threading.Lock()
         self._key_locks: dict[tuple[str, str], threading.Lock] = {}
 
@@ -78,9 +80,25 @@ class ReferenceStore:
             expected = expected_outputs(task, inputs, self.device)
         return CaseData(inputs, path, expected)
 
+    @contextlib.contextmanager
+    def using(self, task: Task) -> Iterator[None]:
+        """While held, the task's cases stay cached (their input files are read by candidates)."""
+        with self._lock:
+            self._in_use[task.id] = self._in_use.get(task.id, 0) + 1
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._in_use[task.id] -= 1
+                self._evict()
+
     def _evict(self) -> None:
         total = sum(d.nbytes for d in self._data.values())
-        while total > self.max_bytes and len(self._data) > 1:
-            _, old = self._data.popitem(last=False)
+        for key in list(self._data):
+            if total <= self.max_bytes:
+                return
+            if self._in_use.get(key[0]):
+                continue
+            old = self._data.pop(key)
             total -= old.nbytes
             old.inputs_file.unlink(missing_ok=True)

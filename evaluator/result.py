@@ -83,6 +83,9 @@ class Performance:
     mfu: float | None = None
     roofline_floor_ms: float | None = None
     roofline_fraction: float | None = None
+    # "events": CUDA events on the launching stream; "wall": device-synchronized wall time, used
+    # when work outside that stream made it clearly longer.
+    timing_method: str = "events"
 
 
 @dataclass

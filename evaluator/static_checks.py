@@ -45,6 +45,7 @@ ALLOWED_TRITON_PREFIXES = (
     "triton.runtime.driver.active.get_current_device",
 )
 JIT_DECORATORS = {"triton.jit", "triton.autotune", "triton.heuristics"}
+CONSTEXPR_CALLS = {"triton.language.constexpr", "triton.constexpr"}
 
 ALLOWED_TENSOR_METHODS = {
     "size", "stride", "dim", "ndimension", "numel", "nelement", "element_size", "data_ptr",
@@ -112,6 +113,7 @@ def check_source(source: str, entry_names: list[str], allowed_apis: frozenset[st
     checker = _Checker(allowed_apis)
     checker.visit(tree)
     report.problems.extend(checker.problems)
+    compile_errors = _non_constexpr_globals(tree, checker)
     report.kernels = sorted(checker.jit_functions)
     report.entry = _find_entry(tree, entry_names)
     if report.entry is None:
@@ -123,7 +125,40 @@ def check_source(source: str, entry_names: list[str], allowed_apis: frozenset[st
         report.problems.append(f"`{report.entry}` never launches a Triton kernel (kernel[grid](...)) on any path")
     if report.problems:
         report.verdict = Verdict.STATIC_REJECT
+    elif compile_errors:
+        report.verdict = Verdict.COMPILE_FAIL
+        report.problems.extend(compile_errors)
     return report
+
+
+def _non_constexpr_globals(tree: ast.Module, checker: "_Checker") -> list[str]:
+    """Triton's compiler (not its interpreter) refuses kernels that read plain module globals:
+    only constexpr globals, modules, dtypes and other kernels may be read. Caught here so a
+    candidate fails the same way on the CPU as on a GPU."""
+    plain: set[str] = set()
+    for node in tree.body:
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(
+            node, (ast.AnnAssign, ast.AugAssign)) else []
+        value = getattr(node, "value", None)
+        allowed = value is not None and (
+            (isinstance(value, ast.Call) and checker.qualified(value.func) in CONSTEXPR_CALLS)
+            or (checker.qualified(value) or "").startswith("triton.language."))
+        for target in targets:
+            if isinstance(target, ast.Name):
+                (plain.discard if allowed else plain.add)(target.id)
+    errors = []
+    for fn in ast.walk(tree):
+        if not (isinstance(fn, ast.FunctionDef) and fn.name in checker.jit_functions):
+            continue
+        local = {a.arg for a in fn.args.args + fn.args.kwonlyargs} | {
+            n.id for n in ast.walk(fn) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+        for body_node in fn.body:
+            for n in ast.walk(body_node):
+                if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id in plain and n.id not in local:
+                    errors.append(f"line {n.lineno}: kernel `{fn.name}` reads the global `{n.id}`, which is not a "
+                                  f"constexpr; Triton kernels may only read globals declared as "
+                                  f"`{n.id} = tl.constexpr(...)` (or pass the value as an argument)")
+    return list(dict.fromkeys(errors))
 
 
 def _find_entry(tree: ast.Module, entry_names: list[str]) -> str | None:

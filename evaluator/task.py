@@ -84,6 +84,9 @@ class Task:
     contract: Contract = field(default_factory=Tolerance)
     allowed: tuple[Allowance, ...] = ()
     mutates: tuple[int, ...] = ()
+    # The dtype whose matrix-unit peak bounds the arithmetic (e.g. int8 for W8A8 kernels);
+    # None: the evaluated dtype.
+    compute_dtype: torch.dtype | None = None
     seeds: tuple[int, ...] = (0, 1)
     # Seeds of the standard-size input sets that rotate during timing: they must give the same
     # non-tensor arguments (one configuration) with different values.
@@ -116,7 +119,7 @@ def with_outliers(x: torch.Tensor, gen: torch.Generator) -> torch.Tensor:
     """Multiply 0.1% of the elements (at least one) by 50, as KernelBench-X's outlier mode does."""
     flat = x.reshape(-1).clone()
     count = max(1, round(flat.numel() * OUTLIER_FRACTION))
-    picked = torch.randperm(flat.numel(), generator=gen)[:count]
+    picked = torch.randint(0, flat.numel(), (count,), generator=gen)
     flat[picked] *= OUTLIER_FACTOR
     return flat.reshape(x.shape)
 

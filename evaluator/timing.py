@@ -10,6 +10,20 @@ from typing import Callable
 
 from evaluator.result import TimingStats
 
+# Bound when the worker starts, before any candidate is imported: a candidate that patches the
+# clock, CUDA events or synchronisation later cannot reach the timer's own references.
+_perf_counter = time.perf_counter
+try:
+    import torch as _torch
+
+    _Event = _torch.cuda.Event
+    _record = _torch.cuda.Event.record
+    _elapsed = _torch.cuda.Event.elapsed_time
+    _synchronize = _torch.cuda.synchronize
+    _spin = getattr(_torch.cuda, "_sleep", None)
+except (ImportError, AttributeError):  # pragma: no cover - torch is a dependency
+    _Event = _record = _elapsed = _synchronize = _spin = None
+
 
 @dataclass(frozen=True)
 class TimingPolicy:
@@ -19,7 +33,7 @@ class TimingPolicy:
     max_seconds: float = 3.0
     target_rel_se: float = 0.002
     guard_every: int = 8
-    side_stream_margin_ms: float = 0.02
+    side_stream_margin_ms: float = 0.05
     side_stream_ratio: float = 1.2
 
 
@@ -63,6 +77,17 @@ class Measurement:
     guarded_reps: int
 
 
+def _spin_cycles_per_ms() -> float:
+    """How many cycles of torch.cuda._sleep keep the GPU busy for a millisecond."""
+    start, end = _Event(enable_timing=True), _Event(enable_timing=True)
+    _spin(1000)
+    _record(start)
+    _spin(1_000_000)
+    _record(end)
+    _synchronize()
+    return 1_000_000 / max(_elapsed(start, end), 1e-3)
+
+
 def measure(call: Callable[[bool], None], prepare: Callable[[int], None], n_sets: int,
             policy: TimingPolicy = TimingPolicy(), after: Callable[[int], None] | None = None) -> Measurement:
     """Time `call` on the GPU.
@@ -70,21 +95,27 @@ def measure(call: Callable[[bool], None], prepare: Callable[[int], None], n_sets
     `prepare(k)` restores input set k into the working buffers and flushes L2 (untimed);
     `after(k)` runs after each repetition, untimed (to keep what the timed call produced);
     `call(guarded)` runs the function once; every `guard_every`-th repetition runs guarded
-    (checked for host-side torch compute) and is left out of the statistics. The time of a
-    repetition is the span of CUDA events on the current stream, unless work outside that
-    stream made the device-wide synchronized wall time clearly longer, in which case the wall
-    time is used for every repetition.
-    """
-    import torch
+    (checked for host-side torch compute) and is left out of the statistics.
 
-    perf_counter = time.perf_counter
-    sync = torch.cuda.synchronize
+    Before each call the GPU spins for longer than the host needs to launch the call, so the
+    events measure the call's GPU work rather than Python launch overhead (as in steady state,
+    where launches queue ahead). The events only see the launching stream; the device-wide
+    synchronized wall time, minus the spin, sees every stream. When it is clearly longer, work
+    escaped the stream, and wall time is used for every repetition.
+    """
+    perf_counter, sync = _perf_counter, _synchronize
+    host_ms = 0.0
     for i in range(policy.warmup_calls):
         prepare(i % n_sets)
         sync()
+        t0 = perf_counter()
         call(False)
-    sync()
-    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        host_ms = max(host_ms, (perf_counter() - t0) * 1e3)
+        sync()
+        if after is not None:
+            after(i % n_sets)
+    spin = int((1.5 * host_ms + 0.05) * _spin_cycles_per_ms()) if _spin else 0
+    pre, start, end = (_Event(enable_timing=True) for _ in range(3))
     events, walls, guarded = [], [], 0
     began = perf_counter()
     rep = 0
@@ -93,17 +124,20 @@ def measure(call: Callable[[bool], None], prepare: Callable[[int], None], n_sets
         sync()
         guard = policy.guard_every > 0 and rep % policy.guard_every == policy.guard_every - 1
         t0 = perf_counter()
-        start.record()
+        _record(pre)
+        if spin:
+            _spin(spin)
+        _record(start)
         call(guard)
-        end.record()
+        _record(end)
         sync()
-        wall = (perf_counter() - t0) * 1e3
+        wall = (perf_counter() - t0) * 1e3 - _elapsed(pre, start)
         if after is not None:
             after(rep % n_sets)
         if guard:
             guarded += 1
         else:
-            events.append(start.elapsed_time(end))
+            events.append(_elapsed(start, end))
             walls.append(wall)
         rep += 1
         if len(events) >= policy.min_reps and len(events) % 10 == 0:

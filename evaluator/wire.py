@@ -15,6 +15,13 @@ import torch
 
 from evaluator.task import Inputs, TargetDevice
 
+try:  # a CRC over hundreds of MB triples the cost of a save; these files live for seconds in /dev/shm
+    from torch.utils.serialization import config as _serialization_config
+
+    _serialization_config.save.compute_crc32 = False
+except (ImportError, AttributeError):
+    pass
+
 
 class WireError(ValueError):
     """A value that cannot cross the process boundary, or a file that does not hold a valid tree."""
@@ -85,7 +92,7 @@ def save(value: Any, path: Path) -> None:
 
 def load(path: Path, device: torch.device | str | None = None) -> Any:
     try:
-        payload = torch.load(path, map_location=device, weights_only=True)
+        payload = torch.load(path, map_location=device, weights_only=True, mmap=True)
     except Exception as exc:
         raise WireError(f"{Path(path).name}: unreadable ({type(exc).__name__}: {exc})") from exc
     if not isinstance(payload, dict) or not isinstance(payload.get("tree"), str) or not isinstance(payload.get("tensors"), list):

@@ -20,7 +20,7 @@ from typing import Any, Callable
 import torch
 
 from evaluator import gpu_lock, wire
-from evaluator.guards import LaunchRecorder, TorchGuard, live_threads
+from evaluator.guards import LaunchRecorder, TorchGuard, live_threads, poison_value
 from evaluator.task import Inputs, clone_inputs, judged_outputs, on_device
 from evaluator.timing import TimingPolicy, measure
 
@@ -89,7 +89,7 @@ class CandidateProcess:
         self.channel = Channel(scratch / "ctl.sock")
         self.device = torch.device(self.job["device"])
         self.candidate_path = str(scratch / "candidate.py")
-        self.recorder = LaunchRecorder()
+        self.recorder = LaunchRecorder(lock_dir=self.job.get("lock_dir"))
         self.extra_allowed = frozenset(self.job.get("allowed_aten", []))
         self.mutates = tuple(self.job.get("mutates", []))
         self.entry: Callable | None = None
@@ -124,19 +124,26 @@ class CandidateProcess:
             torch.cuda.synchronize(self.device)
 
     def call_once(self, inputs: Inputs, run: int, guard_run: int | None) -> tuple[Any, Inputs, dict]:
+        """One guarded call on a fresh copy of `inputs` (which stay pristine for the mutation check)."""
         call_inputs = clone_inputs(inputs)
         self.sync()
         threads_before = live_threads()
         launches_before = self.recorder.launches
         guard = TorchGuard(self.recorder, self.extra_allowed, run=guard_run)
         began = time.perf_counter()
-        with guard:
-            returned = self.entry(*call_inputs.args, **call_inputs.kwargs)
-        self.sync()
+        self.recorder.locking = True
+        try:
+            with guard:
+                returned = self.entry(*call_inputs.args, **call_inputs.kwargs)
+            self.sync()
+        finally:
+            self.recorder.locking = False
+            self.recorder.release()
         report = {
             "launches": self.recorder.launches - launches_before,
             "violations": guard.violations,
             "new_threads": len(live_threads() - threads_before),
+            "mutated": changed_arguments(inputs, call_inputs, self.mutates),
             "seconds": time.perf_counter() - began,
         }
         return returned, call_inputs, report
@@ -146,11 +153,9 @@ class CandidateProcess:
             inputs = on_device(wire.load(case["inputs"]), self.device)
             for run in range(2):
                 try:
-                    with gpu_lock.shared(self.job.get("lock_dir")):
-                        returned, call_inputs, report = self.call_once(inputs, run, guard_run=run)
-                        out_path = self.scratch / f"case{index}_run{run}.pt"
-                        wire.save({"out": judged_outputs(self.mutates, returned, call_inputs),
-                                   "args": call_inputs}, out_path)
+                    returned, call_inputs, report = self.call_once(inputs, run, guard_run=run)
+                    out_path = self.scratch / f"case{index}_run{run}.pt"
+                    wire.save({"out": judged_outputs(self.mutates, returned, call_inputs)}, out_path)
                 except wire.WireError as exc:
                     self.fail("call", exc, verdict="CONTRACT_FAIL", case=index, run=run)
                     return False
@@ -167,8 +172,25 @@ class CandidateProcess:
         policy = TimingPolicy(**command.get("policy", {}))
         with gpu_lock.exclusive(self.job.get("lock_dir")):
             result = time_function(self.entry, sets, self.mutates, self.recorder, self.extra_allowed, policy,
-                                   self.scratch)
+                                   self.scratch, self.device)
         self.channel.send({"event": "timed", **result})
+
+
+def _bits(t: torch.Tensor) -> torch.Tensor:
+    width = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}[t.element_size()]
+    return t.view(torch.uint8 if t.dtype == torch.bool else width)
+
+
+def changed_arguments(before: Inputs, after: Inputs, mutates: tuple[int, ...]) -> list[str]:
+    """Arguments whose bits changed although the task's semantics leave them alone."""
+    changed = []
+    named = [(f"argument {i}", a, b) for i, (a, b) in enumerate(zip(before.args, after.args)) if i not in mutates]
+    named += [(f"argument {k!r}", v, after.kwargs.get(k)) for k, v in before.kwargs.items()]
+    for name, a, b in named:
+        pairs = zip(_tensors(Inputs((a,))), _tensors(Inputs((b,))))
+        if any(x.shape != y.shape or x.dtype != y.dtype or not torch.equal(_bits(x), _bits(y)) for x, y in pairs):
+            changed.append(name)
+    return changed
 
 
 def resolve_entry(module, entry: str) -> Callable:
@@ -181,13 +203,13 @@ def resolve_entry(module, entry: str) -> Callable:
 
 
 def time_function(fn: Callable, sets: list[Inputs], mutates: tuple[int, ...], recorder: LaunchRecorder | None,
-                  extra_allowed: frozenset[str], policy: TimingPolicy, scratch: Path) -> dict[str, Any]:
+                  extra_allowed: frozenset[str], policy: TimingPolicy, scratch: Path,
+                  device: torch.device) -> dict[str, Any]:
     """Time `fn` rotating through input sets copied into fixed working buffers.
 
     The judged outputs of the last repetition of each set are saved for the evaluator to check,
     so a kernel that replays or caches results across timed calls is caught.
     """
-    device = next(t.device for t in _tensors(sets[0]))
     work = clone_inputs(sets[0])
     flush = torch.empty(_l2_flush_bytes(device), dtype=torch.uint8, device=device)
     returned: dict[str, Any] = {}
@@ -215,6 +237,8 @@ def time_function(fn: Callable, sets: list[Inputs], mutates: tuple[int, ...], re
 
     def keep(k: int) -> None:
         kept[k] = _detached_copy(judged_outputs(mutates, returned["value"], work))
+        for tensor in _tensors(Inputs((returned.pop("value"),))):
+            tensor.fill_(poison_value(tensor.dtype, 0))  # stale results cannot serve a later call
 
     measurement = measure(call, prepare, len(sets), policy, after=keep)
     files = []

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# One GPU session: versions, the GPU tests, cold-cache throughput, timing stability.
+# Usage (repo root, on the GPU machine): bash benchmarks/gpu_session.sh OUTDIR [pytest -k expr]
+set -uo pipefail
+out=${1:-out}; mkdir -p "$out"
+export PYTHONUNBUFFERED=1 AGENTLOOP_CACHE_DIR=${AGENTLOOP_CACHE_DIR:-/tmp/agentloop-cache}
+if ls .whl/*.whl >/dev/null 2>&1; then
+  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl
+  export PYTHONPATH=/tmp/site:$PWD
+else
+  export PYTHONPATH=$PWD
+fi
+{
+  date -u +%FT%TZ
+  nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
+  python3 -c "import sys, torch, triton; print('python', sys.version.split()[0], 'torch', torch.__version__, 'triton', triton.__version__)"
+} | tee "$out/env.txt"
+python3 benchmarks/evaluator_throughput.py --json "$out/throughput.json" 2>&1 | tee "$out/throughput.md"
+python3 -m pytest -m gpu tests/evaluator/test_gpu.py -q -p no:cacheprovider ${2:+-k "$2"} 2>&1 | tee "$out/gpu_tests.txt"
+python3 benchmarks/timing_stability.py --json "$out/stability.json" ${STABILITY_TASKS:+--tasks $STABILITY_TASKS} 2>&1 | tee "$out/stability.md"

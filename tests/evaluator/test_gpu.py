@@ -1,0 +1,223 @@
+"""On a CUDA GPU: timing, calibration, CUDA faults, and the exploits that only timing can see.
+
+Run on an H100/H200 with `pytest -m gpu`; skipped without a GPU.
+"""
+
+import textwrap
+
+import pytest
+import torch
+
+from evaluator.cases import plan
+from evaluator.evaluate import Evaluator, EvaluatorConfig
+from evaluator.loader import find_task
+
+pytestmark = pytest.mark.gpu
+
+GELU_KERNEL = '''
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def gelu_kernel(x_ptr, y_ptr, n, TANH: tl.constexpr, BLOCK: tl.constexpr):
+    offsets = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+    mask = offsets < n
+    x = tl.load(x_ptr + offsets, mask=mask).to(tl.float32)
+    if TANH:
+        y = 0.5 * x * (2.0 * tl.sigmoid(1.5957691216057308 * (x + 0.044715 * x * x * x)))
+    else:
+        y = 0.5 * x * (1.0 + tl.erf(x * 0.7071067811865476))
+    tl.store(y_ptr + offsets, y.to(y_ptr.dtype.element_ty), mask=mask)
+
+
+def launch(x, y, approximate="none"):
+    gelu_kernel[(triton.cdiv(x.numel(), 1024),)](x, y, x.numel(), TANH=approximate == "tanh", BLOCK=1024)
+'''
+
+
+def gelu_candidate(body: str, header: str = "") -> str:
+    return textwrap.dedent(header) + GELU_KERNEL + "\n\ndef gelu(input, approximate='none'):\n" + \
+        textwrap.indent(textwrap.dedent(body), "    ")
+
+
+@pytest.fixture(scope="module")
+def gpu(tmp_path_factory):
+    with Evaluator(EvaluatorConfig(device="cuda", cache_dir=tmp_path_factory.mktemp("cache"))) as evaluator:
+        yield evaluator
+
+
+@pytest.fixture(scope="module")
+def gpu_unchecked(tmp_path_factory):
+    config = EvaluatorConfig(device="cuda", cache_dir=tmp_path_factory.mktemp("cache"), static_checks=False)
+    with Evaluator(config) as evaluator:
+        yield evaluator
+
+
+@pytest.fixture(scope="module")
+def gelu_task(suite):
+    return find_task("Activation/gelu", suite)
+
+
+@pytest.fixture(scope="module")
+def honest(gpu, gelu_task):
+    result = gpu.evaluate(gelu_task, gelu_candidate("y = torch.empty_like(input)\nlaunch(input, y, approximate)\nreturn y"))
+    assert result.correct, result.reason
+    return result
+
+
+def test_reference_solutions_are_correct_and_timed(gpu, suite):
+    for task in suite.values():
+        result = gpu.evaluate(task, task.solution_path.read_text())
+        assert result.verdict.value == "CORRECT", f"{task.id}: {result.reason}"
+        perf = result.performance
+        assert perf is not None and perf.candidate.median_ms > 0 and perf.eager.median_ms > 0
+        assert perf.speedup == pytest.approx(perf.eager.median_ms / perf.candidate.median_ms)
+        assert 0 < perf.roofline_fraction <= 1.25 and perf.iou > 0
+        assert any(k.registers for k in result.kernels), "compile metadata is recorded on the GPU"
+        assert result.environment.gpu and not result.environment.interpreter
+
+
+def test_calibration_is_plausible_and_cached(gpu):
+    peaks = gpu._calibration()
+    assert 300 < peaks.copy_gbps < 20000
+    assert peaks.tflops["bfloat16"] > 50 and peaks.tflops["tf32"] > peaks.tflops["float32"] * 0.9
+    assert gpu._calibration() is peaks
+
+
+def test_timing_is_stable_for_a_long_kernel(gpu, suite):
+    task = find_task("MatrixMultiply/matmul", suite)
+    medians = [gpu.evaluate(task, task.solution_path.read_text()).performance.candidate.median_ms for _ in range(3)]
+    spread = (max(medians) - min(medians)) / min(medians)
+    assert spread < 0.03, medians
+
+
+def test_cuda_fault_is_a_runtime_fail_and_the_next_candidate_is_clean(gpu, gelu_task, honest):
+    faulty = gelu_candidate("y = torch.empty_like(input)\nwild[(64,)](y, 1 << 40)\nreturn y", header='''
+        import triton
+        import triton.language as tl
+
+        @triton.jit
+        def wild(y_ptr, far):
+            offsets = tl.program_id(0).to(tl.int64) * far + tl.arange(0, 128)
+            tl.store(y_ptr + offsets, tl.zeros([128], dtype=tl.float32))
+    ''')
+    result = gpu.evaluate(gelu_task, faulty)
+    assert result.verdict.value == "RUNTIME_FAIL", result.reason
+    assert "CUDA" in result.reason or "killed" in result.reason or "illegal" in result.reason
+    assert gpu.evaluate(gelu_task, gelu_candidate("y = torch.empty_like(input)\nlaunch(input, y, approximate)\nreturn y")).correct
+
+
+def test_gpu_out_of_memory_is_a_runtime_fail(gpu, gelu_task):
+    result = gpu.evaluate(gelu_task, gelu_candidate(
+        "y = torch.empty(1 << 40, dtype=torch.uint8, device=input.device)\nlaunch(input, y, approximate)\nreturn y"))
+    assert result.verdict.value == "RUNTIME_FAIL" and "GPU memory" in result.reason, result.reason
+
+
+def test_side_stream_work_is_counted(gpu_unchecked, gelu_task, honest):
+    result = gpu_unchecked.evaluate(gelu_task, gelu_candidate('''
+        y = torch.empty_like(input)
+        side = torch.cuda.Stream()
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):
+            for _ in range(8):
+                launch(input, y, approximate)
+        return y
+    '''))
+    assert result.correct, result.reason
+    assert result.performance.timing_method == "wall"
+    assert result.performance.candidate.median_ms > 4 * honest.performance.candidate.median_ms
+
+
+def test_patched_cuda_events_do_not_shorten_the_time(gpu_unchecked, gelu_task, honest):
+    result = gpu_unchecked.evaluate(gelu_task, gelu_candidate('''
+        y = torch.empty_like(input)
+        launch(input, y, approximate)
+        return y
+    ''', header='''
+        import torch
+        torch.cuda.Event.elapsed_time = lambda self, other: 1e-6
+        torch.cuda.Event.record = lambda self, stream=None: None
+    '''))
+    assert result.verdict.value in ("CORRECT", "CONTRACT_FAIL"), result.reason
+    if result.correct:
+        assert result.performance.candidate.median_ms > 0.5 * honest.performance.candidate.median_ms
+
+
+def test_results_memoised_by_content_are_physically_impossible(gpu, gelu_task):
+    """Memoise outputs by a checksum of the input: the memoised tensor is poisoned after each timed
+    call, and even unpoisoned, reading the input alone is faster than the roofline floor allows."""
+    result = gpu.evaluate(gelu_task, gelu_candidate('''
+        total = torch.zeros(1, dtype=torch.int32, device=input.device)
+        checksum[(triton.cdiv(input.numel(), 4096),)](input, total, input.numel(), BLOCK=4096)
+        key = (tuple(input.shape), input.dtype, approximate, total.item())
+        if key not in MEMO:
+            y = torch.empty_like(input)
+            launch(input, y, approximate)
+            MEMO[key] = y
+        return MEMO[key]
+    ''', header='''
+        import triton
+        import triton.language as tl
+
+        MEMO = {}
+
+        @triton.jit
+        def checksum(x_ptr, total_ptr, n, BLOCK: tl.constexpr):
+            offsets = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+            x = tl.load(x_ptr + offsets, mask=offsets < n, other=0.0).to(tl.float32).to(tl.int32, bitcast=True)
+            tl.atomic_add(total_ptr, tl.sum(x * (offsets % 7 + 1).to(tl.int32), axis=0))
+    '''))
+    assert result.verdict.value == "CONTRACT_FAIL", result.reason
+    assert "below the physical floor" in result.reason or "timed call returned wrong results" in result.reason
+
+
+def test_time_below_the_roofline_floor_is_rejected(tmp_path, gelu_task):
+    """With ceilings set far below this GPU's, an honest kernel looks faster than physics allows."""
+    from evaluator.calibration import Peaks
+    with Evaluator(EvaluatorConfig(device="cuda", cache_dir=tmp_path)) as evaluator:
+        evaluator._peaks = Peaks(device="fake", copy_gbps=1.0, tflops={"float32": 0.001, "tf32": 0.001})
+        result = evaluator.evaluate(gelu_task, gelu_task.solution_path.read_text())
+    assert result.verdict.value == "CONTRACT_FAIL" and "below the physical floor" in result.reason
+
+
+def test_cheating_once_correctness_is_over_is_caught(gpu, gelu_task):
+    checked_calls = 2 * len(plan(gelu_task, on_gpu=True))
+    result = gpu.evaluate(gelu_task, gelu_candidate(f'''
+        CALLS[0] += 1
+        y = torch.empty_like(input)
+        if CALLS[0] <= {checked_calls}:
+            launch(input, y, approximate)
+        else:
+            launch(input[:16], y[:16], approximate)
+        return y
+    ''', header="CALLS = [0]\n"))
+    assert result.verdict.value == "CONTRACT_FAIL", result.reason
+    assert "timed call returned wrong results" in result.reason
+
+
+def test_replaying_results_by_pointer_is_caught(gpu, gelu_task):
+    result = gpu.evaluate(gelu_task, gelu_candidate('''
+        key = (input.data_ptr(), tuple(input.shape))
+        y = torch.empty_like(input)
+        if key not in SEEN:
+            launch(input, y, approximate)
+            SEEN[key] = y
+            return y
+        tiny = torch.empty(16, device=input.device)
+        launch(tiny, tiny, approximate)
+        return SEEN[key]
+    ''', header="SEEN = {}\n"))
+    assert result.verdict.value in ("CONTRACT_FAIL", "INCORRECT"), result.reason
+
+
+def test_profile_reports_nsight_metrics_when_ncu_is_present(tmp_path, gelu_task):
+    from evaluator.profiler import ncu_path
+    if ncu_path() is None:
+        pytest.skip("Nsight Compute (ncu) is not installed")
+    config = EvaluatorConfig(device="cuda", cache_dir=tmp_path, profile=True)
+    with Evaluator(config) as evaluator:
+        result = evaluator.evaluate(gelu_task, gelu_task.solution_path.read_text())
+    assert result.correct and result.profile, result.profile
+    assert 0 < result.profile["dram_throughput_pct"] <= 100
