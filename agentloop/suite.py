@@ -37,18 +37,18 @@ def score(evaluator: Evaluator, submissions: list[Submission], workers: int, con
 
 
 def summary_table(results: list[EvalResult]) -> Table:
+    """One row per result; timing columns only when something was timed (never on the CPU)."""
+    timed = any(r.performance for r in results)
     table = Table(title="Evaluation")
-    for column in ("task", "verdict", "stage", "cases", "time (ms)", "speedup", "roofline", "seconds", "reason"):
+    columns = ["task", "verdict", "stage", "cases"] + (["time (ms)", "speedup", "roofline"] if timed else [])
+    for column in columns + ["seconds", "reason"]:
         table.add_column(column, overflow="fold")
     for r in results:
         perf = r.performance
-        table.add_row(
-            r.task_id, r.verdict.value, r.stage.value,
-            f"{sum(c.passed for c in r.cases)}/{len(r.cases)}",
-            f"{perf.candidate.median_ms:.4f}" if perf else "-",
-            f"{perf.speedup:.2f}x" if perf and perf.speedup else "-",
-            f"{perf.roofline_fraction:.0%}" if perf and perf.roofline_fraction else "-",
-            f"{r.phases.get('total', 0):.1f}",
-            "" if r.correct else r.reason[:160],
-        )
+        row = [r.task_id, r.verdict.value, r.stage.value, f"{sum(c.passed for c in r.cases)}/{len(r.cases)}"]
+        if timed:
+            row += [f"{perf.candidate.median_ms:.4f}" if perf else "-",
+                    f"{perf.speedup:.2f}x" if perf and perf.speedup else "-",
+                    f"{perf.roofline_fraction:.0%}" if perf and perf.roofline_fraction else "-"]
+        table.add_row(*row, f"{r.phases.get('total', 0):.1f}", "" if r.correct else r.reason[:160])
     return table

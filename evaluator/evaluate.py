@@ -39,7 +39,10 @@ def default_cache_dir() -> Path:
 def resolve_device(name: str) -> torch.device:
     if name == "auto":
         return torch.device("cuda:0") if torch.cuda.is_available() else torch.device("cpu")
-    device = torch.device(name)
+    try:
+        device = torch.device(name)
+    except RuntimeError:
+        raise ValueError(f"unsupported device {name!r}; use auto, cpu or cuda[:N]") from None
     if device.type == "cuda" and not torch.cuda.is_available():
         raise ValueError("--device cuda was asked for, but no CUDA GPU is visible")
     if device.type == "cuda" and device.index is None:
@@ -164,16 +167,20 @@ class Evaluator:
     def _run_cases(self, box: Sandbox, task: Task, cases: list[Case], data: list[CaseData],
                    result: EvalResult) -> None:
         outputs: dict[int, list[Any]] = {}
+        began = time.perf_counter()
         while True:
             message = box.recv()
             event = message.get("event")
             if event == "imported":
                 result.stage = Stage.CALL
+                result.phases["start_and_import"] = time.perf_counter() - began
             elif event == "failed":
                 self._child_failed(message, cases, result)
             elif event == "call":
                 index, run = _index(message.get("case"), len(cases)), _index(message.get("run"), 2)
                 result.stage = Stage.CALL if index == 0 else Stage.ACCURACY
+                if isinstance(message.get("seconds"), (int, float)):
+                    result.phases["calls"] = result.phases.get("calls", 0.0) + float(message["seconds"])
                 self._check_call_report(message, cases[index])
                 out = self._load_call(box.scratch / f"case{index}_run{run}.pt", data[index], task, cases[index])
                 outputs.setdefault(index, []).append(out)
@@ -221,7 +228,8 @@ class Evaluator:
 
     def _load_call(self, path: Path, data: CaseData, task: Task, case: Case) -> Any:
         try:
-            payload = wire.load(path, self.device)
+            with gpu_lock.shared(self.lock_dir):
+                payload = wire.load(path, self.device)
         except wire.WireError as exc:
             raise Verdicts(Verdict.CONTRACT_FAIL, f"on {describe_case(case)}: {exc}") from None
         if not isinstance(payload, dict) or "out" not in payload:

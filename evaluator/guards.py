@@ -64,6 +64,9 @@ class LaunchRecorder:
     kernels: dict[str, KernelMeta] = field(default_factory=dict)
     lock_dir: str | None = None
     locking: bool = False
+    # While set (GPU timing), the CUDA stream of every launch is collected.
+    track_streams: bool = False
+    streams: set[int] = field(default_factory=set)
     _held: object = None
 
     def acquire(self) -> None:
@@ -112,6 +115,8 @@ def _patch_run(cls, recorder: LaunchRecorder) -> None:
         if kwargs.get("warmup", False):
             return original(self, *args, **kwargs)
         recorder.in_kernel += 1
+        if recorder.track_streams:
+            recorder.streams.add(torch.cuda.current_stream().cuda_stream)
         try:
             if recorder.locking and recorder._held is None:
                 original(self, *args, **{**kwargs, "warmup": True})  # compile outside the lock

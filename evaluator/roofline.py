@@ -9,9 +9,10 @@ from evaluator.calibration import Peaks
 from evaluator.contracts import dtype_name
 from evaluator.task import Cost
 
-# A time is impossible when it implies more than this multiple of the calibrated peaks (which are
-# achieved, not datasheet, figures): such a result is rejected, never reported as a speedup.
-IMPOSSIBLE_FACTOR = 1.25
+# A time is impossible when it implies more than this multiple of the calibrated peaks (the best
+# achieved by PyTorch's own copy, fill, sum and matmul, not datasheet figures): such a result is
+# rejected, never reported as a speedup. The margin absorbs kernels that beat those baselines.
+IMPOSSIBLE_FACTOR = 1.5
 
 
 def peak_tflops(peaks: Peaks, dtype: torch.dtype, tf32: bool) -> float | None:

@@ -138,7 +138,6 @@ class CandidateProcess:
             self.sync()
         finally:
             self.recorder.locking = False
-            self.recorder.release()
         report = {
             "launches": self.recorder.launches - launches_before,
             "violations": guard.violations,
@@ -153,9 +152,12 @@ class CandidateProcess:
             inputs = on_device(wire.load(case["inputs"]), self.device)
             for run in range(2):
                 try:
+                    # The GPU lock, taken at the call's first launch, also covers the checks and the
+                    # copy of its outputs, so none of this traffic overlaps another candidate's timing.
                     returned, call_inputs, report = self.call_once(inputs, run, guard_run=run)
                     out_path = self.scratch / f"case{index}_run{run}.pt"
                     wire.save({"out": judged_outputs(self.mutates, returned, call_inputs)}, out_path)
+                    self.recorder.release()
                 except wire.WireError as exc:
                     self.fail("call", exc, verdict="CONTRACT_FAIL", case=index, run=run)
                     return False
@@ -240,13 +242,23 @@ def time_function(fn: Callable, sets: list[Inputs], mutates: tuple[int, ...], re
         for tensor in _tensors(Inputs((returned.pop("value"),))):
             tensor.fill_(poison_value(tensor.dtype, 0))  # stale results cannot serve a later call
 
-    measurement = measure(call, prepare, len(sets), policy, after=keep)
+    if recorder is not None:
+        recorder.streams.clear()
+        recorder.track_streams = True
+    try:
+        measurement = measure(call, prepare, len(sets), policy, after=keep)
+    finally:
+        if recorder is not None:
+            recorder.track_streams = False
+    foreign = recorder.streams - {torch.cuda.current_stream(device).cuda_stream} if recorder else set()
+    side_stream = bool(foreign) or measurement.escaped_stream(policy)
     files = []
     for k in sorted(kept):
         path = scratch / f"timed_set{k}.pt"
         wire.save({"out": kept[k]}, path)
         files.append(str(path))
-    return {"samples_ms": measurement.samples_ms, "side_stream": measurement.side_stream,
+    samples = measurement.walls_ms if side_stream else measurement.events_ms
+    return {"samples_ms": samples, "side_stream": side_stream,
             "calls_without_launch": calls_without_launch, "violations": violations, "files": files}
 
 

@@ -55,3 +55,12 @@ def test_exclusive_lock_keeps_shared_users_out(tmp_path):
     assert waited > 0.5
     with gpu_lock.shared(tmp_path), gpu_lock.shared(None):
         pass
+
+
+def test_wall_time_replaces_events_only_when_work_clearly_escaped_the_stream():
+    from evaluator.timing import Measurement, TimingPolicy
+    policy = TimingPolicy()
+    honest_under_load = Measurement(events_ms=[0.13] * 20, walls_ms=[0.13 + 0.3] * 20, guarded_reps=2)
+    side_stream = Measurement(events_ms=[0.01] * 20, walls_ms=[0.9] * 20, guarded_reps=2)
+    assert not honest_under_load.escaped_stream(policy)
+    assert side_stream.escaped_stream(policy)

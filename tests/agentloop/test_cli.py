@@ -1,0 +1,108 @@
+"""The `agentloop` command line, run as a user would run it (a real subprocess)."""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from evaluator.result import EvalResult
+
+ROOT = Path(__file__).resolve().parents[2]
+SOLUTION = ROOT / "tasks" / "Activation" / "gelu_solution.py"
+WRONG = ROOT / "tests" / "evaluator" / "verdicts" / "incorrect.py"
+
+
+def agentloop(*args: str, cwd: Path | None = None, timeout: int = 600) -> subprocess.CompletedProcess:
+    env = dict(os.environ, COLUMNS="200", PYTHONPATH=str(ROOT))
+    return subprocess.run([sys.executable, "-m", "agentloop", *args], capture_output=True, text=True,
+                          timeout=timeout, env=env, cwd=cwd or ROOT)
+
+
+def test_eval_one_file_prints_json_and_exit_status():
+    good = agentloop("eval", "gelu", str(SOLUTION), "--json", "--device", "cpu")
+    assert good.returncode == 0, good.stderr
+    result = EvalResult.from_json(good.stdout)
+    assert result.verdict.value == "CORRECT" and result.environment.interpreter
+    bad = agentloop("eval", "Activation/gelu", str(WRONG), "--device", "cpu")
+    assert bad.returncode == 1
+    assert "INCORRECT" in bad.stdout
+
+
+def test_eval_suite_scores_a_folder_named_by_task(tmp_path):
+    shutil.copy(SOLUTION, tmp_path / "gelu.py")
+    (tmp_path / "Math").mkdir()
+    shutil.copy(WRONG, tmp_path / "Math" / "softmax.py")
+    (tmp_path / "notes.py").write_text("x = 1\n")
+    done = agentloop("eval", "--suite", str(tmp_path), "--json", "--device", "cpu")
+    assert done.returncode == 1
+    results = {r["task_id"]: r["verdict"] for r in json.loads(done.stdout)}
+    assert results == {"Activation/gelu": "CORRECT", "Math/softmax": "STATIC_REJECT"}
+    assert "skipping" in done.stderr and "notes.py" in done.stderr
+
+
+@pytest.mark.parametrize("args, message", [
+    (["eval", "gelux", str(SOLUTION)], "unknown task 'gelux'; did you mean"),
+    (["eval", "gelu", "/nonexistent/file.py"], "no such file"),
+    (["eval", "gelu"], "give TASK and FILE"),
+    (["eval", "gelu", str(SOLUTION), "--suite", "."], "not both"),
+    (["eval", "gelu", str(SOLUTION), "--device", "tpu"], "unsupported device"),
+    (["tasks", "show", "nope"], "unknown task 'nope'"),
+])
+def test_bad_input_gets_a_clear_error(args, message):
+    done = agentloop(*args)
+    assert done.returncode == 2
+    assert message in done.stderr
+
+
+def test_non_utf8_candidate_is_refused(tmp_path):
+    path = tmp_path / "latin1.py"
+    path.write_bytes("# caf\xe9\n".encode("latin-1"))
+    done = agentloop("eval", "gelu", str(path), "--device", "cpu")
+    assert done.returncode == 2 and "not UTF-8" in done.stderr
+
+
+def test_tasks_list_and_show():
+    listing = agentloop("tasks", "list")
+    assert listing.returncode == 0 and "15 tasks" in listing.stdout and "Quantization" in listing.stdout
+    shown = agentloop("tasks", "show", "Optimizer/AdamW")
+    assert shown.returncode == 0
+    for text in ("adamw_step(param, grad", "mutates arguments: [0, 2, 3]", "standard", "MB moved"):
+        assert text in shown.stdout
+
+
+def test_calibrate_without_a_gpu_says_why():
+    pytest.importorskip("torch")
+    import torch
+    if torch.cuda.is_available():
+        pytest.skip("a GPU is present")
+    done = agentloop("calibrate")
+    assert done.returncode == 2 and "needs a CUDA GPU" in done.stderr
+
+
+def test_run_scores_shipped_reference_solutions(tmp_path):
+    out = tmp_path / "results.jsonl"
+    done = agentloop("run", "--task", "Activation", "--task", "Pooling/avg_pool1d", "--device", "cpu",
+                     "--out", str(out))
+    assert done.returncode == 0, done.stdout + done.stderr
+    results = [EvalResult.from_json(line) for line in out.read_text().splitlines()]
+    assert sorted(r.task_id for r in results) == ["Activation/gelu", "Pooling/avg_pool1d"]
+    assert all(r.correct for r in results) and "2/2 CORRECT" in done.stdout
+    assert "Triton's interpreter" in done.stderr
+
+
+def test_wheel_carries_tasks_and_prompts(tmp_path):
+    pytest.importorskip("hatchling")
+    done = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-w",
+                           str(tmp_path), str(ROOT)], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    (wheel,) = tmp_path.glob("agentloop_kernels-*.whl")
+    names = set(zipfile.ZipFile(wheel).namelist())
+    assert "evaluator/_tasks/Activation/gelu.py" in names
+    assert "evaluator/_tasks/Activation/gelu_solution.py" in names
+    assert "agentloop/_prompts/README.md" in names
+    assert "agentloop/cli.py" in names and "evaluator/evaluate.py" in names
