@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
+from evaluator.result import KernelInfo
+
 ALLOCATING_OPS = {"empty", "empty_like", "empty_strided", "new_empty", "new_empty_strided", "empty_permuted"}
 ALLOWED_OPS = ALLOCATING_OPS | {
     "zeros", "zeros_like", "new_zeros", "ones", "ones_like", "new_ones", "full", "full_like", "new_full",
@@ -44,16 +46,6 @@ def poison_value(dtype: torch.dtype, run: int):
 
 
 @dataclass
-class KernelMeta:
-    name: str
-    registers: int | None = None
-    spills: int | None = None
-    shared_bytes: int | None = None
-    num_warps: int | None = None
-    num_stages: int | None = None
-
-
-@dataclass
 class LaunchRecorder:
     """Counts launches. With `lock_dir` set and `locking` on, the first launch of a call compiles
     the kernel first, then takes the GPU lock shared (held until `release()`), so compilation
@@ -61,7 +53,7 @@ class LaunchRecorder:
 
     launches: int = 0
     in_kernel: int = 0
-    kernels: dict[str, KernelMeta] = field(default_factory=dict)
+    kernels: dict[str, KernelInfo] = field(default_factory=dict)
     lock_dir: str | None = None
     locking: bool = False
     # While set (GPU timing), the CUDA stream of every launch is collected.
@@ -91,7 +83,7 @@ class LaunchRecorder:
 
     def note(self, fn, kernel) -> None:
         name = getattr(fn, "__name__", None) or getattr(getattr(fn, "fn", None), "__name__", "kernel")
-        meta = self.kernels.setdefault(name, KernelMeta(name))
+        meta = self.kernels.setdefault(name, KernelInfo(name))
         metadata = getattr(kernel, "metadata", None)
         if metadata is None:
             return

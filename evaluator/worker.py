@@ -206,7 +206,7 @@ def resolve_entry(module, entry: str) -> Callable:
 
 def time_function(fn: Callable, sets: list[Inputs], mutates: tuple[int, ...], recorder: LaunchRecorder | None,
                   extra_allowed: frozenset[str], policy: TimingPolicy, scratch: Path,
-                  device: torch.device) -> dict[str, Any]:
+                  device: torch.device, keep_outputs: bool = True) -> dict[str, Any]:
     """Time `fn` rotating through input sets copied into fixed working buffers.
 
     The judged outputs of the last repetition of each set are saved for the evaluator to check,
@@ -238,7 +238,8 @@ def time_function(fn: Callable, sets: list[Inputs], mutates: tuple[int, ...], re
             calls_without_launch += 1
 
     def keep(k: int) -> None:
-        kept[k] = _detached_copy(judged_outputs(mutates, returned["value"], work))
+        if keep_outputs:
+            kept[k] = _detached_copy(judged_outputs(mutates, returned["value"], work))
         for tensor in _tensors(Inputs((returned.pop("value"),))):
             tensor.fill_(poison_value(tensor.dtype, 0))  # stale results cannot serve a later call
 
