@@ -96,11 +96,21 @@ def suite_submissions(directory: Path) -> list[Submission]:
     return submissions
 
 
+def reference_submissions(only: list[str]) -> list[Submission]:
+    suite = _suite()
+    chosen = [t for t in suite.values() if not only or any(s in (t.id, t.name, t.category) for s in only)]
+    if not chosen:
+        fail(f"no task matches {only}; `agentloop tasks list` shows them")
+    return [Submission(t, t.solution_path.read_text(), t.solution_path) for t in chosen if t.solution_path]
+
+
 @app.command("eval")
 def eval_command(
     task: Optional[str] = typer.Argument(None, help="Task id (Math/softmax) or name (softmax)."),
     file: Optional[Path] = typer.Argument(None, help="Candidate Python file."),
     suite: Optional[Path] = typer.Option(None, "--suite", help="Score every candidate in DIR, named by task."),
+    references: bool = typer.Option(False, "--references", help="Score the shipped reference solutions."),
+    only: list[str] = typer.Option([], "--task", help="With --references: only these tasks (id, name, category)."),
     as_json: bool = typer.Option(False, "--json", help="Print EvalResult JSON."),
     device: str = DeviceOption,
     workers: int = WorkersOption,
@@ -108,11 +118,16 @@ def eval_command(
     compile_baseline: bool = typer.Option(False, "--compile-baseline", help="Also time torch.compile."),
     profile: bool = typer.Option(False, "--profile", help="Nsight Compute metrics, where ncu is installed."),
 ) -> None:
-    """Score one candidate file against a task, or a folder of candidates (--suite).
+    """Score one candidate file against a task, a folder of candidates (--suite), or the shipped
+    reference solutions (--references).
 
     Exit status: 0 when every candidate is CORRECT, 1 when some is not, 2 on bad input.
     """
-    if suite is not None:
+    if references:
+        if task or file or suite:
+            fail("--references scores the shipped solutions; give no TASK, FILE or --suite with it")
+        submissions = reference_submissions(only)
+    elif suite is not None:
         if task or file:
             fail("give either TASK FILE or --suite DIR, not both")
         submissions = suite_submissions(suite)
@@ -124,42 +139,97 @@ def eval_command(
         results = score(evaluator, submissions, _workers(workers, evaluator.on_gpu), console)
     if as_json:
         payload = [r.to_dict() for r in results]
-        out.print_json(json.dumps(payload[0] if suite is None else payload))
+        out.print_json(json.dumps(payload[0] if suite is None and not references else payload))
     else:
         out.print(summary_table(results))
-        if suite is None and not results[0].correct and results[0].traceback:
+        if len(results) == 1 and not results[0].correct and results[0].traceback:
             out.print(results[0].traceback)
     raise typer.Exit(0 if all(r.correct for r in results) else 1)
 
 
 @app.command("run")
 def run_command(
-    tasks: Optional[list[str]] = typer.Option(None, "--task", help="Only these tasks (id, name or category)."),
-    device: str = DeviceOption,
-    workers: int = WorkersOption,
-    results_path: Optional[Path] = typer.Option(None, "--out", help="Write EvalResults as JSON lines here."),
+    config: Optional[Path] = typer.Argument(None, help="Experiment YAML; without it, the embedded default."),
+    overrides: list[str] = typer.Option([], "--set", help="KEY=VALUE, e.g. budgets.max_rounds=3 (repeatable)."),
+    tasks: list[str] = typer.Option([], "--task", help="Task ids or names (repeatable); replaces tasks.ids."),
+    samples: Optional[int] = typer.Option(None, "--samples", help="Chains per task and arm."),
+    max_rounds: Optional[int] = typer.Option(None, "--max-rounds"),
+    provider: Optional[str] = typer.Option(None, "--provider", help="anthropic, openai, openai-compatible, ..."),
+    model: Optional[str] = typer.Option(None, "--model"),
+    base_url: Optional[str] = typer.Option(None, "--base-url", help="An OpenAI-compatible server (vLLM, SGLang)."),
+    store: Optional[Path] = typer.Option(None, "--store", help="Trace store (SQLite); default runs/agentloop.db."),
+    device: Optional[str] = typer.Option(None, "--device"),
+    workers: Optional[int] = typer.Option(None, "--workers", help="Evaluations at once per device."),
+    log_json: Optional[bool] = typer.Option(None, "--log-json/--log-console", help="Log format (default: by terminal)."),
+    no_progress: bool = typer.Option(False, "--no-progress"),
 ) -> None:
-    """Score the shipped reference solutions of the task suite (the embedded default job)."""
-    suite = _suite()
-    chosen = [t for t in suite.values() if not tasks or any(s in (t.id, t.name, t.category) for s in tasks)]
-    if not chosen:
-        fail(f"no task matches {tasks}; `agentloop tasks list` shows them")
-    missing = [t.id for t in chosen if t.solution_path is None]
-    if missing:
-        console.print(f"[yellow]no reference solution for[/yellow] {', '.join(missing)}")
-    submissions = [Submission(t, t.solution_path.read_text(), t.solution_path) for t in chosen if t.solution_path]
-    with _evaluator(device) as evaluator:
-        from evaluator.environment import environment
-        gpu = environment(evaluator.device.type, evaluator.device.index or 0).gpu
-        where = f"the GPU ({gpu})" if evaluator.on_gpu else "the CPU through Triton's interpreter (no timing on the CPU)"
-        console.print(f"Scoring {len(submissions)} reference solutions on {where}")
-        results = score(evaluator, submissions, _workers(workers, evaluator.on_gpu), console)
-    if results_path:
-        results_path.write_text("".join(r.to_json() + "\n" for r in results))
-    out.print(summary_table(results))
-    correct = sum(r.correct for r in results)
-    out.print(f"{correct}/{len(results)} CORRECT")
-    raise typer.Exit(0 if correct == len(results) else 1)
+    """Run refinement chains (the main job). Rerunning the same command resumes an interrupted run."""
+    import asyncio
+
+    from agentloop import logs
+    from agentloop.config import ConfigError, default_experiment, load_experiment
+    from agentloop.evaluation import EvaluationQueue
+    from agentloop.run import run_experiment, summary_table
+    from traces.store import StoreError, TraceStore
+
+    logs.configure(json_lines=log_json)
+    flags = list(overrides)
+    if tasks:
+        flags.append("tasks={ids: [" + ", ".join(tasks) + "], categories: [], difficulty: []}")
+    for key, value in (("samples", samples), ("budgets.max_rounds", max_rounds), ("generator.provider", provider),
+                       ("generator.model", model), ("generator.base_url", base_url), ("store", store),
+                       ("evaluation.device", device), ("evaluation.workers", workers)):
+        if value is not None:
+            flags.append(f"{key}={value}")
+    if provider is not None and provider != "replay":
+        flags.append("generator.options={}")
+    try:
+        if config is not None:
+            experiment, what = load_experiment(config, flags), f"Running {config}."
+        else:
+            experiment, what = default_experiment(flags)
+    except ConfigError as exc:
+        fail(str(exc))
+    console.print(what)
+    try:
+        trace = TraceStore(experiment.store)
+    except StoreError as exc:
+        fail(str(exc))
+    evaluations = EvaluationQueue(experiment.evaluation.device, experiment.evaluation.workers,
+                                  experiment.evaluation.timing, experiment.evaluation.compile_baseline,
+                                  experiment.evaluation.profile)
+    try:
+        summary = asyncio.run(run_experiment(experiment, _suite(), trace, evaluations, console,
+                                             progress_enabled=not no_progress))
+    except (ConfigError, StoreError) as exc:
+        fail(str(exc))
+    finally:
+        evaluations.close()
+        trace.close()
+    out.print(summary_table(summary))
+    out.print(f"{summary.new_attempts} new attempts ({summary.cached_calls} answered from the response cache); "
+              f"trace store {experiment.store}, run {summary.run_id}")
+
+
+@app.command("runs")
+def runs_command(store: Path = typer.Option(Path("runs/agentloop.db"), "--store")) -> None:
+    """Runs kept in a trace store."""
+    from traces.store import StoreError, TraceStore
+    if not store.exists():
+        fail(f"{store}: no trace store here")
+    try:
+        trace = TraceStore(store)
+    except StoreError as exc:
+        fail(str(exc))
+    table = Table(title=str(store))
+    for column in ("run", "created", "attempts", "correct", "cost $"):
+        table.add_column(column)
+    import datetime
+    for run in trace.runs():
+        created = datetime.datetime.fromtimestamp(run["created_at"]).strftime("%Y-%m-%d %H:%M")
+        table.add_row(run["id"], created, str(run["attempts"]), str(run["correct"] or 0), f"{run['cost_usd'] or 0:.4f}")
+    trace.close()
+    out.print(table)
 
 
 @tasks_app.command("list")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import types
 import typing
@@ -174,6 +175,11 @@ def _plain(value: Any) -> Any:
     return value
 
 
+@functools.lru_cache(maxsize=None)
+def _hints(tp: type) -> dict[str, Any]:
+    return typing.get_type_hints(tp)
+
+
 def _build(tp: Any, data: Any) -> Any:
     origin = typing.get_origin(tp)
     if origin in (typing.Union, types.UnionType):
@@ -188,7 +194,7 @@ def _build(tp: Any, data: Any) -> Any:
     if isinstance(tp, type) and issubclass(tp, Enum):
         return tp(data)
     if dataclasses.is_dataclass(tp):
-        hints = typing.get_type_hints(tp)
+        hints = _hints(tp)
         known = {f.name for f in dataclasses.fields(tp)}
         return tp(**{k: _build(hints[k], v) for k, v in data.items() if k in known})
     return data

@@ -84,15 +84,13 @@ def test_calibrate_without_a_gpu_says_why():
     assert done.returncode == 2 and "needs a CUDA GPU" in done.stderr
 
 
-def test_run_scores_shipped_reference_solutions(tmp_path):
-    out = tmp_path / "results.jsonl"
-    done = agentloop("run", "--task", "Activation", "--task", "Pooling/avg_pool1d", "--device", "cpu",
-                     "--out", str(out))
+def test_eval_references_scores_shipped_solutions():
+    done = agentloop("eval", "--references", "--task", "Activation", "--task", "Pooling/avg_pool1d", "--device",
+                     "cpu", "--json")
     assert done.returncode == 0, done.stdout + done.stderr
-    results = [EvalResult.from_json(line) for line in out.read_text().splitlines()]
+    results = [EvalResult.from_dict(r) for r in json.loads(done.stdout)]
     assert sorted(r.task_id for r in results) == ["Activation/gelu", "Pooling/avg_pool1d"]
-    assert all(r.correct for r in results) and "2/2 CORRECT" in done.stdout
-    assert "Triton's interpreter" in done.stderr
+    assert all(r.correct for r in results)
 
 
 def test_wheel_carries_tasks_and_prompts(tmp_path):

@@ -1,0 +1,215 @@
+"""Experiment configuration: YAML in, typed dataclasses out, with clear errors and overrides."""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import os
+import types
+import typing
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from agentloop.generators.base import GeneratorSpec
+from agentloop.methods import ALL_SIGNALS, method_named
+
+PACKAGE = Path(__file__).resolve().parent
+DEMO_CONFIG = PACKAGE / "recordings" / "demo.yaml"
+DEFAULT_MODELS = {"anthropic": "claude-sonnet-4-5", "openai": "gpt-5"}
+
+
+class ConfigError(ValueError):
+    """A configuration that cannot be used; the message names the key and what was expected."""
+
+
+@dataclass
+class TaskSelection:
+    ids: list[str] = field(default_factory=list)
+    categories: list[str] = field(default_factory=list)
+    difficulty: list[int] = field(default_factory=list)
+
+
+@dataclass
+class Budgets:
+    max_rounds: int | None = None  # None: the method's own
+    target_speedup: float | None = None
+    stagnation_rounds: int = 3
+    max_tokens: int | None = None  # per chain
+    max_cost_usd: float | None = None  # per chain
+    wall_seconds: float | None = None  # per chain
+    max_run_cost_usd: float | None = None  # the whole run
+
+
+@dataclass
+class Arm:
+    name: str
+    method: str = "iterative"
+    feedback: list[str] | None = None  # None: the method's signals
+    generator: GeneratorSpec | None = None  # None: the experiment's
+    tune: bool | None = None  # None: the method's choice
+
+
+@dataclass
+class Evaluation:
+    device: str = "auto"
+    workers: int = 0
+    timing: bool = True
+    compile_baseline: bool = False
+    profile: bool = False
+
+
+@dataclass
+class Experiment:
+    name: str = "agentloop"
+    tasks: TaskSelection = field(default_factory=TaskSelection)
+    samples: int = 1
+    generator: GeneratorSpec = field(default_factory=lambda: GeneratorSpec(provider="replay", model="recorded-demo"))
+    arms: list[Arm] = field(default_factory=lambda: [Arm("default")])
+    budgets: Budgets = field(default_factory=Budgets)
+    evaluation: Evaluation = field(default_factory=Evaluation)
+    store: str = "runs/agentloop.db"
+    max_concurrent_chains: int = 64
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @property
+    def run_id(self) -> str:
+        """Stable for the same experiment, so rerunning the same command resumes it."""
+        identity = self.to_dict()
+        for key in ("store", "max_concurrent_chains"):
+            identity.pop(key)
+        identity["evaluation"].pop("workers")
+        digest = hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()[:10]
+        return f"{self.name}-{digest}"
+
+    def generator_for(self, arm: Arm) -> GeneratorSpec:
+        return arm.generator or self.generator
+
+
+def _build(cls: Any, data: Any, where: str) -> Any:
+    """Instantiate `cls` (a dataclass or a typing form) from plain data, checking every key and type."""
+    origin = typing.get_origin(cls)
+    if origin in (typing.Union, types.UnionType):
+        options = [a for a in typing.get_args(cls) if a is not type(None)]
+        if data is None:
+            return None
+        return _build(options[0], data, where)
+    if origin is list:
+        if not isinstance(data, list):
+            raise ConfigError(f"{where}: expected a list, got {type(data).__name__}")
+        (item,) = typing.get_args(cls)
+        return [_build(item, v, f"{where}[{i}]") for i, v in enumerate(data)]
+    if origin is dict:
+        if not isinstance(data, dict):
+            raise ConfigError(f"{where}: expected a mapping, got {type(data).__name__}")
+        return dict(data)
+    if dataclasses.is_dataclass(cls):
+        if not isinstance(data, dict):
+            raise ConfigError(f"{where}: expected a mapping, got {type(data).__name__}")
+        hints = typing.get_type_hints(cls)
+        known = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(data) - known)
+        if unknown:
+            raise ConfigError(f"{where}: unknown key {unknown[0]!r}; known keys: {', '.join(sorted(known))}")
+        values = {k: _build(hints[k], v, f"{where}.{k}") for k, v in data.items()}
+        try:
+            return cls(**values)
+        except TypeError as exc:
+            raise ConfigError(f"{where}: {exc}") from None
+    if cls is float and isinstance(data, int) and not isinstance(data, bool):
+        return float(data)
+    if cls in (int, float, str, bool) and not (isinstance(data, cls) and not (cls is int and isinstance(data, bool))):
+        raise ConfigError(f"{where}: expected {cls.__name__}, got {data!r}")
+    return data
+
+
+def apply_override(data: dict[str, Any], assignment: str) -> None:
+    """`budgets.max_rounds=3` (the value is read as YAML: numbers, booleans and lists work)."""
+    if "=" not in assignment:
+        raise ConfigError(f"override {assignment!r}: expected KEY=VALUE, e.g. budgets.max_rounds=3")
+    key, raw = assignment.split("=", 1)
+    parts = key.strip().split(".")
+    target = data
+    for part in parts[:-1]:
+        target = target.setdefault(part, {})
+        if not isinstance(target, dict):
+            raise ConfigError(f"override {assignment!r}: {part!r} is not a section")
+    target[parts[-1]] = yaml.safe_load(raw)
+
+
+def read_yaml(path: Path) -> dict[str, Any]:
+    try:
+        data = yaml.safe_load(path.read_text())
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: no such file") from None
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{path}: not valid YAML ({exc})") from None
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: the top level must be a mapping of settings")
+    return data
+
+
+def validate(experiment: Experiment) -> Experiment:
+    if experiment.samples < 1:
+        raise ConfigError("samples must be at least 1")
+    names = [arm.name for arm in experiment.arms]
+    if not names or len(set(names)) != len(names):
+        raise ConfigError(f"arms need distinct names; got {names}")
+    for arm in experiment.arms:
+        try:
+            method_named(arm.method)
+        except ValueError as exc:
+            raise ConfigError(f"arm {arm.name!r}: {exc}") from None
+        unknown = sorted(set(arm.feedback or []) - set(ALL_SIGNALS))
+        if unknown:
+            raise ConfigError(f"arm {arm.name!r}: unknown feedback signal {unknown[0]!r}; "
+                              f"signals: {', '.join(ALL_SIGNALS)}")
+    return experiment
+
+
+def load_experiment(path: Path | None, overrides: list[str] = ()) -> Experiment:
+    data = read_yaml(path) if path else {}
+    for assignment in overrides:
+        apply_override(data, assignment)
+    return validate(_build(Experiment, data, str(path) if path else "config"))
+
+
+def default_experiment(overrides: list[str] = ()) -> tuple[Experiment, str]:
+    """The embedded default: a real model when a key or base URL is set, else the bundled replay.
+    Returns the experiment and a sentence saying which."""
+    data = read_yaml(DEMO_CONFIG)
+    data["generator"]["options"] = {"recording": str(PACKAGE / "recordings" / "demo.jsonl")}
+    provider = _provider_from_environment()
+    if provider:
+        data["name"] = f"default-{provider[0]}"
+        data["generator"] = {"provider": provider[0], "model": provider[1]}
+        if os.environ.get("AGENTLOOP_BASE_URL"):
+            data["generator"]["base_url"] = os.environ["AGENTLOOP_BASE_URL"]
+    for assignment in overrides:
+        apply_override(data, assignment)
+    experiment = validate(_build(Experiment, data, "default config"))
+    spec = experiment.generator
+    if spec.provider == "replay":
+        what = ("This is a replay: no model is called. Responses come from a recording bundled with "
+                "agentloop; set ANTHROPIC_API_KEY, OPENAI_API_KEY or AGENTLOOP_BASE_URL to use a real model.")
+    else:
+        what = f"Using {spec.provider} model {spec.model}" + (f" at {spec.base_url}" if spec.base_url else "") + "."
+    return experiment, what
+
+
+def _provider_from_environment() -> tuple[str, str] | None:
+    model = os.environ.get("AGENTLOOP_MODEL")
+    if os.environ.get("AGENTLOOP_BASE_URL"):
+        return "openai-compatible", model or "default"
+    if os.environ.get("ANTHROPIC_API_KEY"):
+        return "anthropic", model or DEFAULT_MODELS["anthropic"]
+    if os.environ.get("OPENAI_API_KEY"):
+        return "openai", model or DEFAULT_MODELS["openai"]
+    return None

@@ -1,0 +1,68 @@
+"""The evaluation queue: one Evaluator (and fork server) per device, evaluations run in worker
+threads so the event loop keeps serving LLM calls while kernels compile and run."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import os
+from concurrent.futures import ThreadPoolExecutor
+from typing import Protocol
+
+import torch
+
+from evaluator.evaluate import Evaluator, EvaluatorConfig
+from evaluator.result import EvalResult
+from evaluator.task import Task
+
+
+class Evaluates(Protocol):
+    async def evaluate(self, task: Task, code: str) -> EvalResult: ...
+
+    def close(self) -> None: ...
+
+
+def visible_devices(device: str) -> list[str]:
+    if device == "auto":
+        return [f"cuda:{i}" for i in range(torch.cuda.device_count())] or ["cpu"]
+    if device == "cuda":
+        return [f"cuda:{i}" for i in range(torch.cuda.device_count())]
+    return [device]
+
+
+class EvaluationQueue:
+    """`workers` concurrent evaluations per device; each device has its own GPU lock for timing."""
+
+    def __init__(self, device: str = "auto", workers: int = 0, timing: bool = True,
+                 compile_baseline: bool = False, profile: bool = False):
+        devices = visible_devices(device)
+        if not devices:
+            raise ValueError(f"no device matches {device!r}")
+        cores = os.cpu_count() or 2
+        # CPU evaluations are one interpreter process each; GPU ones also compile on the CPU cores.
+        per_device = workers or (cores if devices == ["cpu"] else max(1, min(8, cores // (2 * len(devices)))))
+        self.evaluators = [Evaluator(EvaluatorConfig(device=d, timing=timing, compile_baseline=compile_baseline,
+                                                     profile=profile)) for d in devices]
+        self.slots = [asyncio.Semaphore(per_device) for _ in devices]
+        self.pool = ThreadPoolExecutor(max_workers=per_device * len(devices), thread_name_prefix="evaluate")
+        self._next = itertools.cycle(range(len(devices)))
+        self.devices = devices
+
+    def _pick(self) -> int:
+        """The device with a free slot, or the next in turn when all are busy."""
+        for index, slot in enumerate(self.slots):
+            if not slot.locked():
+                return index
+        return next(self._next)
+
+    async def evaluate(self, task: Task, code: str) -> EvalResult:
+        index = self._pick()
+        async with self.slots[index]:
+            loop = asyncio.get_running_loop()
+            result = await loop.run_in_executor(self.pool, self.evaluators[index].evaluate, task, code)
+        return EvalResult.from_json(result.to_json())
+
+    def close(self) -> None:
+        self.pool.shutdown(wait=True)
+        for evaluator in self.evaluators:
+            evaluator.close()

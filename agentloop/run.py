@@ -1,0 +1,126 @@
+"""Run an experiment: every chain (task x arm x sample) concurrently on one event loop, LLM calls
+overlapping evaluations, progress on the terminal, a summary at the end. Rerunning resumes."""
+
+from __future__ import annotations
+
+import asyncio
+import statistics
+from dataclasses import dataclass, field
+
+import structlog
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from agentloop.config import ConfigError, Experiment, TaskSelection
+from agentloop.evaluation import Evaluates
+from agentloop.generators import build
+from agentloop.loop import Chain, LoopContext
+from evaluator.loader import TaskLoadError, find_task
+from evaluator.task import Task
+from traces.records import Attempt
+from traces.store import TraceStore
+
+log = structlog.get_logger("agentloop.run")
+
+
+def select_tasks(selection: TaskSelection, suite: dict[str, Task]) -> list[Task]:
+    chosen: dict[str, Task] = {}
+    try:
+        for name in selection.ids:
+            task = find_task(name, suite)
+            chosen[task.id] = task
+    except TaskLoadError as exc:
+        raise ConfigError(f"tasks.ids: {exc}") from None
+    known = {t.category for t in suite.values()}
+    for category in selection.categories:
+        if category not in known:
+            raise ConfigError(f"tasks.categories: unknown category {category!r}; known: {', '.join(sorted(known))}")
+    for task in suite.values():
+        if (task.category in selection.categories or task.difficulty in selection.difficulty):
+            chosen.setdefault(task.id, task)
+    if not any((selection.ids, selection.categories, selection.difficulty)):
+        chosen = dict(suite)
+    if not chosen:
+        raise ConfigError("the task selection matches no task")
+    return sorted(chosen.values(), key=lambda t: t.id)
+
+
+@dataclass
+class RunSummary:
+    run_id: str
+    resumed: bool
+    chains: list[Chain] = field(default_factory=list)
+    new_attempts: int = 0
+    llm_calls: int = 0
+    cached_calls: int = 0
+
+
+async def run_experiment(experiment: Experiment, suite: dict[str, Task], store: TraceStore, evaluations: Evaluates,
+                         console: Console, progress_enabled: bool = True) -> RunSummary:
+    tasks = select_tasks(experiment.tasks, suite)
+    run_id = experiment.run_id
+    summary = RunSummary(run_id, store.ensure_run(run_id, experiment.to_dict()))
+    generators = {arm.name: build(experiment.generator_for(arm), store) for arm in experiment.arms}
+    spent = {"cost": sum(a.cost_usd for a in store.attempts(run_id))}
+
+    def on_attempt(attempt: Attempt) -> None:
+        summary.new_attempts += 1
+        spent["cost"] += attempt.cost_usd
+        if attempt.trial == 0:
+            summary.llm_calls += 1
+            summary.cached_calls += attempt.cached_response
+        log.info("attempt", task=attempt.task_id, arm=attempt.arm, sample=attempt.sample, round=attempt.round,
+                 trial=attempt.trial, mode=attempt.mode, verdict=attempt.verdict, speedup=attempt.speedup,
+                 decision=attempt.decision)
+        progress.update(bar, advance=1, description=f"{attempt.task_id} r{attempt.round}: {attempt.verdict}")
+
+    ctx = LoopContext(run_id=run_id, store=store, evaluate=evaluations.evaluate, budgets=experiment.budgets,
+                      on_attempt=on_attempt, run_cost=lambda: spent["cost"])
+    chains = [Chain(task, arm, sample, generators[arm.name], experiment.generator_for(arm).model, ctx)
+              for arm in experiment.arms for task in tasks for sample in range(experiment.samples)]
+    summary.chains = chains
+    limit = asyncio.Semaphore(experiment.max_concurrent_chains)
+
+    async def run_one(chain: Chain) -> None:
+        async with limit:
+            await chain.run()
+        log.info("chain done", task=chain.task.id, arm=chain.arm.name, sample=chain.sample, reason=chain.stop_reason)
+
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    with Progress(*columns, console=console, disable=not progress_enabled, transient=False) as progress:
+        budget = sum(c.max_rounds for c in chains)
+        bar = progress.add_task("refining", total=budget)
+        try:
+            await asyncio.gather(*(run_one(chain) for chain in chains))
+        finally:
+            for generator in generators.values():
+                await generator.close()
+        progress.update(bar, completed=budget, description="done")
+    return summary
+
+
+def summary_table(summary: RunSummary) -> Table:
+    table = Table(title=f"run {summary.run_id}" + (" (resumed)" if summary.resumed else ""))
+    for column in ("arm", "chains", "attempts", "correct", "fast_1", "best speedup (median)", "tokens", "cost $",
+                   "stop reasons"):
+        table.add_column(column, overflow="fold")
+    by_arm: dict[str, list[Chain]] = {}
+    for chain in summary.chains:
+        by_arm.setdefault(chain.arm.name, []).append(chain)
+    for arm, chains in by_arm.items():
+        attempts = [a for c in chains for a in c.history]
+        bests = [c.best for c in chains]
+        correct = sum(1 for b in bests if b and b.correct)
+        speedups = [b.speedup for b in bests if b and b.correct and b.speedup]
+        fast = sum(1 for s in speedups if s > 1.0)
+        reasons: dict[str, int] = {}
+        for c in chains:
+            reasons[c.stop_reason or "running"] = reasons.get(c.stop_reason or "running", 0) + 1
+        table.add_row(arm, str(len(chains)), str(len(attempts)), f"{correct}/{len(chains)}",
+                      f"{fast}/{len(chains)}" if speedups else "- (no timing)",
+                      f"{statistics.median(speedups):.2f}x" if speedups else "-",
+                      str(sum(a.tokens_in + a.tokens_out for a in attempts)),
+                      f"{sum(a.cost_usd for a in attempts):.4f}",
+                      "; ".join(f"{k} ({v})" for k, v in sorted(reasons.items())))
+    return table
