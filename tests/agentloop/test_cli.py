@@ -102,5 +102,6 @@ def test_wheel_carries_tasks_and_prompts(tmp_path):
     names = set(zipfile.ZipFile(wheel).namelist())
     assert "evaluator/_tasks/Activation/gelu.py" in names
     assert "evaluator/_tasks/Activation/gelu_solution.py" in names
-    assert "agentloop/_prompts/README.md" in names
+    assert "agentloop/_prompts/README.md" in names and "agentloop/_prompts/repair.j2" in names
+    assert "agentloop/recordings/demo.jsonl" in names and "agentloop/recordings/demo.yaml" in names
     assert "agentloop/cli.py" in names and "evaluator/evaluate.py" in names
