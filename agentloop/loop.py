@@ -99,9 +99,9 @@ class Chain:
         return self
 
     def _resume_state(self) -> State:
-        if not self.history:
-            return State.GENERATE
-        decision = self._decide()
+        return self._after(self._decide()) if self.history else State.GENERATE
+
+    def _after(self, decision: str) -> State:
         if decision.startswith("stop"):
             self.stop_reason = decision.removeprefix("stop: ")
             return State.DONE
@@ -138,11 +138,7 @@ class Chain:
         if self.pending is not None:
             self._record(self.pending)
             self.pending = None
-        decision = self._decide()
-        if decision.startswith("stop"):
-            self.stop_reason = decision.removeprefix("stop: ")
-            return State.DONE
-        return State.TUNE if decision == Mode.TUNE.value else State.FEEDBACK
+        return self._after(self._decide())
 
     async def feedback(self) -> State:
         self.next_mode = Mode(self._decide())
@@ -157,12 +153,12 @@ class Chain:
         for number, variant in enumerate(tune.variants(base.code or ""), start=1):
             if number in done_trials:
                 continue
-            began = time.perf_counter()
+            started, began = time.time(), time.perf_counter()
             result = await self.ctx.evaluate(self.task, variant.source)
             attempt = Attempt(run_id=self.ctx.run_id, task_id=self.task.id, arm=self.arm.name, sample=self.sample,
                               round=base.round, trial=number, mode=Mode.TUNE.value, decision="tune trial",
                               parent_id=base.id, code=variant.source, result=result, feedback=[variant.description],
-                              model="tune", eval_s=time.perf_counter() - began, started_at=time.time(),
+                              model="tune", eval_s=time.perf_counter() - began, started_at=started,
                               finished_at=time.time())
             self._store(attempt)
         return State.DECIDE

@@ -84,7 +84,13 @@ async def run_experiment(experiment: Experiment, suite: dict[str, Task], store: 
 
     async def run_one(chain: Chain) -> None:
         async with limit:
-            await chain.run()
+            try:
+                await chain.run()
+            except Exception as exc:  # noqa: BLE001 - one broken chain must not stop the others
+                chain.stop_reason = f"error: {type(exc).__name__}: {exc}"
+                log.error("chain failed", task=chain.task.id, arm=chain.arm.name, sample=chain.sample,
+                          error=chain.stop_reason)
+                return
         log.info("chain done", task=chain.task.id, arm=chain.arm.name, sample=chain.sample, reason=chain.stop_reason)
 
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())

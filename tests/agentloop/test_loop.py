@@ -175,3 +175,28 @@ def test_prompts_are_a_function_of_history(store, gelu, tmp_path):
 def test_strategy_mode_enum_covers_prompt_kinds():
     from agentloop.prompts import KINDS
     assert {m.value for m in Mode} - {"tune"} <= set(KINDS)
+
+
+def test_one_broken_chain_does_not_stop_the_run(tmp_path, suite):
+    from rich.console import Console
+
+    from agentloop.config import Experiment, TaskSelection
+    from agentloop.run import run_experiment
+
+    class BrokenForSum(MarkerEvaluations):
+        async def evaluate(self, task, code):
+            if task.id == "Reduce/sum":
+                raise RuntimeError("evaluator exploded")
+            return await super().evaluate(task, code)
+
+    experiment = Experiment(name="t", tasks=TaskSelection(ids=["gelu", "sum"]),
+                            generator=GeneratorSpec(provider="scripted", model="m",
+                                                    options={"text": answer("CORRECT", 1.0)}),
+                            budgets=Budgets(max_rounds=2), store=str(tmp_path / "t.db"))
+    store = TraceStore(experiment.store)
+    summary = asyncio.run(run_experiment(experiment, suite, store, BrokenForSum(), Console(quiet=True),
+                                         progress_enabled=False))
+    reasons = {c.task.id: c.stop_reason for c in summary.chains}
+    assert reasons == {"Activation/gelu": "2 rounds done", "Reduce/sum": "error: RuntimeError: evaluator exploded"}
+    assert len(store.attempts(summary.run_id)) == 2
+    store.close()
