@@ -214,13 +214,7 @@ def run_command(
 @app.command("runs")
 def runs_command(store: Path = typer.Option(Path("runs/agentloop.db"), "--store")) -> None:
     """Runs kept in a trace store."""
-    from traces.store import StoreError, TraceStore
-    if not store.exists():
-        fail(f"{store}: no trace store here")
-    try:
-        trace = TraceStore(store)
-    except StoreError as exc:
-        fail(str(exc))
+    trace = _open_store(store)
     table = Table(title=str(store))
     for column in ("run", "created", "attempts", "correct", "cost $"):
         table.add_column(column)
@@ -230,6 +224,160 @@ def runs_command(store: Path = typer.Option(Path("runs/agentloop.db"), "--store"
         table.add_row(run["id"], created, str(run["attempts"]), str(run["correct"] or 0), f"{run['cost_usd'] or 0:.4f}")
     trace.close()
     out.print(table)
+
+
+StoreOption = typer.Option(Path("runs/agentloop.db"), "--store", help="The trace store (SQLite).")
+
+
+def _open_store(store: Path):
+    from traces.store import StoreError, TraceStore
+    if not store.exists():
+        fail(f"{store}: no trace store here")
+    try:
+        return TraceStore(store)
+    except StoreError as exc:
+        fail(str(exc))
+
+
+def _run_id(trace, run: str) -> str:
+    runs = [r["id"] for r in trace.runs()]
+    if run in runs:
+        return run
+    matches = [r for r in runs if r.startswith(run)]
+    if len(matches) == 1:
+        return matches[0]
+    fail(f"no run {run!r} in the store" + (f"; runs: {', '.join(runs)}" if runs else ""))
+    return ""
+
+
+@app.command("report")
+def report_command(
+    run: str = typer.Argument(..., help="Run id (or a unique prefix); `agentloop runs` lists them."),
+    store: Path = StoreOption,
+    out_dir: Optional[Path] = typer.Option(None, "--out", help="Folder for report.html and summary.md."),
+) -> None:
+    """Write a self-contained HTML report and a markdown summary of a run."""
+    from traces.report import write_report
+    trace = _open_store(store)
+    run_id = _run_id(trace, run)
+    html, markdown = write_report(trace, run_id, out_dir or Path("reports") / run_id)
+    trace.close()
+    out.print(f"wrote {html} and {markdown}")
+
+
+@app.command("harvest")
+def harvest_command(
+    run: str = typer.Argument(..., help="Run id (or a unique prefix)."),
+    formats: list[str] = typer.Option(["sft", "dpo"], "--format",
+                                      help="attempts, sft, prompt-completion, dpo, kto or stepwise (repeatable)."),
+    store: Path = StoreOption,
+    out_dir: Path = typer.Option(Path("datasets"), "--out"),
+    threshold: float = typer.Option(0.1, "--threshold", help="Optimization pairs: faster by at least this share."),
+) -> None:
+    """Export training data from a run as JSON lines and Parquet (loadable with `datasets`)."""
+    from traces import pairs
+    from traces.frames import export, load_frame
+    trace = _open_store(store)
+    run_id = _run_id(trace, run)
+    unknown = [f for f in formats if f not in pairs.FORMATS + ("attempts",)]
+    if unknown:
+        fail(f"unknown format {unknown[0]!r}; choose from attempts, {', '.join(pairs.FORMATS)}")
+    attempts = trace.attempts(run_id)
+    table = Table(title=f"harvest of {run_id}")
+    for column in ("format", "records", "files"):
+        table.add_column(column)
+    for fmt in formats:
+        written = []
+        for suffix in (".jsonl", ".parquet"):
+            path = out_dir / run_id / f"{fmt}{suffix}"
+            if fmt == "attempts":
+                written.append(export(load_frame(trace, run_id), path))
+                count = len(attempts)
+            else:
+                records = pairs.dataset(fmt, attempts, threshold)
+                written.append(pairs.write(records, path))
+                count = len(records)
+        table.add_row(fmt, str(count), ", ".join(str(p) for p in written))
+    trace.close()
+    out.print(table)
+
+
+@app.command("ab")
+def ab_command(
+    target: str = typer.Argument(..., help="An experiment YAML (run it, then compare its arms) or a run id."),
+    other: Optional[str] = typer.Argument(None, help="A second run id: compare two finished runs."),
+    arms: list[str] = typer.Option([], "--arm", help="The two arms to compare (default: the first two)."),
+    store: Path = StoreOption,
+    overrides: list[str] = typer.Option([], "--set"),
+) -> None:
+    """A/B test: paired tests of correctness and speed between two arms or two runs."""
+    from traces import ab
+    from traces.frames import chains_frame, load_frame
+    if target.endswith((".yaml", ".yml")):
+        run_id, store = _run_experiment_file(Path(target), overrides)
+    else:
+        run_id = None
+    trace = _open_store(store)
+    first = _run_id(trace, run_id or target)
+    chains_first = chains_frame(load_frame(trace, first))
+    if other is not None:
+        second = _run_id(trace, other)
+        chains_second = chains_frame(load_frame(trace, second))
+        pick = arms or [None, None]
+        a_rows = chains_first if pick[0] is None else chains_first[chains_first["arm"] == pick[0]]
+        b_rows = chains_second if len(pick) < 2 or pick[1] is None else chains_second[chains_second["arm"] == pick[1]]
+        names = (first, second)
+    else:
+        available = list(dict.fromkeys(chains_first["arm"]))
+        chosen = arms or available[:2]
+        if len(chosen) != 2 or any(a not in available for a in chosen):
+            fail(f"give two arms of {first} to compare (--arm A --arm B); it has {', '.join(available)}")
+        a_rows, b_rows = (chains_first[chains_first["arm"] == a] for a in chosen)
+        names = tuple(chosen)
+    trace.close()
+    try:
+        result = ab.compare(a_rows, b_rows, *names)
+    except ValueError as exc:
+        fail(str(exc))
+    table = Table(title=f"{names[0]} vs {names[1]}")
+    table.add_column("measure")
+    table.add_column(names[0])
+    table.add_column(names[1])
+    table.add_row("chains correct", f"{result.correct_a}/{result.pairs}", f"{result.correct_b}/{result.pairs}")
+    for p in (1.0, 1.5, 2.0):
+        if p in result.fast_p:
+            table.add_row(f"fast_{p:g}", f"{result.fast_p[p][0]:.2f}", f"{result.fast_p[p][1]:.2f}")
+    out.print(table)
+    out.print(result.verdict)
+
+
+def _run_experiment_file(path: Path, overrides: list[str]) -> tuple[str, Path]:
+    """Run (or resume) the experiment in `path`; its run id and store."""
+    import asyncio
+
+    from agentloop import logs
+    from agentloop.config import ConfigError, load_experiment
+    from agentloop.evaluation import EvaluationQueue
+    from agentloop.run import run_experiment
+    from traces.store import StoreError, TraceStore
+    logs.configure()
+    try:
+        experiment = load_experiment(path, overrides)
+    except ConfigError as exc:
+        fail(str(exc))
+    if len(experiment.arms) < 2:
+        fail(f"{path}: an A/B experiment needs at least two arms")
+    trace = TraceStore(experiment.store)
+    evaluations = EvaluationQueue(experiment.evaluation.device, experiment.evaluation.workers,
+                                  experiment.evaluation.timing)
+    try:
+        asyncio.run(run_experiment(experiment, _suite(), trace, evaluations, console))
+    except (ConfigError, StoreError) as exc:
+        fail(str(exc))
+    finally:
+        evaluations.close()
+        trace.close()
+    return experiment.run_id, Path(experiment.store)
 
 
 @tasks_app.command("list")

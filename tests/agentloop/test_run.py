@@ -51,6 +51,40 @@ def test_the_embedded_default_replays_every_state_and_resumes(tmp_path):
     trace.close()
     again = run("--store", str(store), "--device", "cpu", "--no-progress")
     assert again.returncode == 0 and "0 new attempts" in again.stdout and "(resumed)" in again.stdout
+    run_id = trace_run_ids(store)[0]
+    analyse_the_demo_store(store, run_id, tmp_path)
+
+
+def trace_run_ids(store: Path) -> list[str]:
+    trace = TraceStore(store)
+    ids = [r["id"] for r in trace.runs()]
+    trace.close()
+    return ids
+
+
+def agentloop_command(*args) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "agentloop", *args], capture_output=True, text=True, timeout=900,
+                          env=agentloop_env(), cwd=ROOT)
+
+
+def analyse_the_demo_store(store: Path, run_id: str, tmp_path: Path) -> None:
+    """report, harvest and ab all work on what the embedded default wrote."""
+    report = agentloop_command("report", run_id, "--store", str(store), "--out", str(tmp_path / "report"))
+    assert report.returncode == 0, report.stderr[-2000:]
+    html = (tmp_path / "report" / "report.html").read_text()
+    assert "Math/softmax · iterative · sample 0" in html and "OUTLIER_FAIL" in html
+    harvest = agentloop_command("harvest", run_id[:6], "--store", str(store), "--format", "sft", "--format", "dpo",
+                                "--out", str(tmp_path / "data"))
+    assert harvest.returncode == 0, harvest.stderr[-2000:]
+    dpo = [json.loads(line) for line in (tmp_path / "data" / run_id / "dpo.jsonl").read_text().splitlines()]
+    assert {d["kind"] for d in dpo} == {"error-correction"} and len(dpo) == 2  # gelu and softmax repairs
+    one_round = run("--store", str(store), "--device", "cpu", "--no-progress", "--max-rounds", "1")
+    assert one_round.returncode == 0, one_round.stderr[-2000:]
+    other = [r for r in trace_run_ids(store) if r != run_id][0]
+    compared = agentloop_command("ab", run_id, other, "--store", str(store))
+    assert compared.returncode == 0, compared.stderr[-2000:]
+    assert "chains correct" in compared.stdout and "3/3" in compared.stdout and "1/3" in compared.stdout
+    assert "No detectable difference in correctness" in compared.stdout
 
 
 STATIC_REJECT_GELU = """I'll use the exact erf form.

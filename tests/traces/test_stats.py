@@ -1,0 +1,90 @@
+"""Repair-bias statistics against values worked out by hand from known_store.CHAINS."""
+
+import math
+
+import numpy as np
+import pytest
+from scipy.stats import wilcoxon
+
+from traces import ab, stats
+from traces.frames import chains_frame, load_frame
+from tests.traces.known_store import build
+
+
+@pytest.fixture(scope="module")
+def frame(tmp_path_factory):
+    store = build(tmp_path_factory.mktemp("known") / "t.db")
+    yield load_frame(store, "r")
+    store.close()
+
+
+def test_per_round_rates(frame):
+    table = stats.per_round(frame).set_index("round")
+    assert table.loc[0, "attempts"] == 12 and table.loc[1, "attempts"] == 9 and table.loc[2, "attempts"] == 3
+    assert table.loc[0, "compile_rate"] == pytest.approx(9 / 12)
+    assert table.loc[0, "correct_rate"] == pytest.approx(7 / 12)
+    assert [table.loc[0, f"fast_{p}"] for p in ("0", "1", "1.5", "2")] == pytest.approx([7 / 12, 5 / 12, 3 / 12, 1 / 12])
+    assert table.loc[0, "mean_speedup"] == pytest.approx(10.5 / 7) and table.loc[0, "median_speedup"] == 1.4
+    assert table.loc[1, "compile_rate"] == 1.0 and table.loc[1, "correct_rate"] == pytest.approx(7 / 9)
+    assert table.loc[1, "fast_1"] == pytest.approx(6 / 9)
+    assert table.loc[2, "correct_rate"] == pytest.approx(2 / 3) and table.loc[2, "fast_1"] == pytest.approx(1 / 3)
+    assert list(table["correct_by_round"]) == pytest.approx([7 / 12, 10 / 12, 11 / 12])
+
+
+def test_rescued_kernels_against_kernels_correct_from_the_start(frame):
+    result = stats.rescued_vs_start(frame)
+    assert result["start"]["n"] == 7 and result["start"]["mean"] == pytest.approx(1.5)
+    assert result["rescued"]["n"] == 4 and result["rescued"]["mean"] == pytest.approx(1.05)
+    assert result["difference"]["mean"] == pytest.approx(-0.45)
+    low, high = result["rescued"]["ci"]
+    assert 0.9 <= low <= 1.05 <= high <= 1.2
+    dlow, dhigh = result["difference"]["ci"]
+    assert dlow < -0.45 < dhigh
+
+
+def test_transition_matrix(frame):
+    table = stats.transition_matrix(frame)
+    expected = {("CORRECT", "CORRECT"): 5, ("COMPILE_FAIL", "CORRECT"): 2, ("INCORRECT", "INCORRECT"): 1,
+                ("INCORRECT", "OUTLIER_FAIL"): 1, ("STATIC_REJECT", "CORRECT"): 1, ("RUNTIME_FAIL", "INCORRECT"): 1,
+                ("INCORRECT", "CORRECT"): 1}
+    got = {(a, b): int(table.loc[a, b]) for a in table.index for b in table.columns if table.loc[a, b]}
+    assert got == expected and int(table.to_numpy().sum()) == 12
+
+
+def test_per_category(frame):
+    rates = stats.by_category(frame, lambda rows: float(chains_frame(rows)["correct"].mean()))
+    assert rates == {"Activation": 1.0, "Math": 1.0, "Reduce": 0.75}
+
+
+def deviance(successes, n):
+    p = successes / n
+    return -2 * (successes * math.log(p) + (n - successes) * math.log(1 - p)) if 0 < p < 1 else 0.0
+
+
+def test_logistic_attribution(frame):
+    result = stats.attribution(frame)
+    null = deviance(11, 12)
+    assert result["null_deviance"] == pytest.approx(null)
+    assert result["explained"]["category"] == pytest.approx(1 - deviance(3, 4) / null, abs=1e-4)
+    assert result["explained"]["method"] == pytest.approx(1 - deviance(5, 6) / null, abs=1e-4)
+    assert max(result["explained"]["category"], result["explained"]["method"]) - 1e-6 <= \
+        result["explained"]["both"] <= 1 + 1e-9
+
+
+def test_ab_comparison_of_two_arms(frame):
+    chains = chains_frame(frame)
+    result = ab.compare(chains[chains["arm"] == "A"], chains[chains["arm"] == "B"], "A", "B")
+    assert (result.pairs, result.correct_a, result.correct_b, result.only_a, result.only_b) == (6, 5, 6, 0, 1)
+    assert result.mcnemar_p == pytest.approx(1.0) and result.rate_difference == pytest.approx(1 / 6)
+    ratios = np.array([1.9 / 1.5, 2.5 / 2.3, 1.3 / 0.8, 1.2 / 1.0, 0.9 / 1.7])
+    assert result.speed_pairs == 5
+    assert result.geomean_ratio == pytest.approx(float(np.exp(np.log(ratios).mean())))
+    assert result.wilcoxon_p == pytest.approx(float(wilcoxon(np.log(ratios)).pvalue))
+    assert result.fast_p[1.0] == pytest.approx((3 / 6, 5 / 6))  # A: 1.5, 2.3, 1.7; B: all but 0.9
+    assert "No detectable difference in correctness" in result.verdict and "cannot be ruled out" in result.verdict
+
+
+def test_summary(frame):
+    s = stats.summary(frame)
+    assert (s["attempts"], s["chains"], s["correct_chains"]) == (24, 12, 11)
+    assert s["tokens"] == 24 * 150 and s["cost_usd"] == pytest.approx(0.024)

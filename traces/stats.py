@@ -1,0 +1,143 @@
+"""Repair-bias statistics from any trace store, as KernelBench-X measured them by hand.
+
+Definitions (all over the model's own rounds; tuning trials are left out):
+- compile rate: verdict beyond NO_CODE, STATIC_REJECT and COMPILE_FAIL;
+- fast_p: correct and faster than eager PyTorch by more than p (speedup > p); unknown (NaN) where
+  a correct attempt has no timing (the CPU interpreter);
+- rescued: a chain whose first correct attempt comes at round >= 1; correct from the start: at
+  round 0; each compared by the speedup of that first correct attempt.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+import pandas as pd
+
+from traces.frames import CHAIN_KEY, chains_frame, llm_rounds
+
+P_VALUES = (0.0, 1.0, 1.5, 2.0)
+BOOTSTRAP = 2000
+
+
+def fast_p(rows: pd.DataFrame, p: float) -> float:
+    if rows.empty:
+        return float("nan")
+    correct = rows[rows["correct"]]
+    if correct["speedup"].isna().any():
+        return float("nan")
+    return float((correct["speedup"] > p).sum() / len(rows))
+
+
+def per_round(frame: pd.DataFrame) -> pd.DataFrame:
+    """One row per round: attempts, compile and correct rates, fast_p, speedups of correct kernels,
+    and the share of chains correct by that round (carrying finished chains forward)."""
+    rounds = llm_rounds(frame)
+    if rounds.empty:
+        return pd.DataFrame()
+    first_correct = chains_frame(frame)["first_correct_round"]
+    out = []
+    for r, rows in rounds.groupby("round", sort=True):
+        speedups = rows.loc[rows["correct"], "speedup"].dropna()
+        row = {"round": int(r), "attempts": len(rows), "compile_rate": rows["compiled"].mean(),
+               "correct_rate": rows["correct"].mean()}
+        row.update({f"fast_{p:g}": fast_p(rows, p) for p in P_VALUES})
+        row["mean_speedup"] = speedups.mean() if len(speedups) else float("nan")
+        row["median_speedup"] = speedups.median() if len(speedups) else float("nan")
+        row["correct_by_round"] = float((first_correct.dropna() <= r).sum() / len(first_correct))
+        out.append(row)
+    return pd.DataFrame(out)
+
+
+def bootstrap_ci(values: np.ndarray, stat=np.mean, seed: int = 0, level: float = 0.95) -> tuple[float, float]:
+    if len(values) < 2:
+        return (float("nan"), float("nan"))
+    rng = np.random.default_rng(seed)
+    draws = stat(rng.choice(values, size=(BOOTSTRAP, len(values)), replace=True), axis=1)
+    low, high = np.quantile(draws, [(1 - level) / 2, 1 - (1 - level) / 2])
+    return float(low), float(high)
+
+
+def rescued_vs_start(frame: pd.DataFrame, seed: int = 0) -> dict:
+    """Speedup of the first correct kernel: chains rescued by repair against chains correct at round 0."""
+    chains = chains_frame(frame)
+    if chains.empty:
+        return {}
+    correct = chains[chains["correct"]]
+    groups = {"start": correct[correct["first_correct_round"] == 0]["first_correct_speedup"].dropna().to_numpy(),
+              "rescued": correct[correct["first_correct_round"] >= 1]["first_correct_speedup"].dropna().to_numpy()}
+    out = {}
+    for name, values in groups.items():
+        out[name] = {"n": int(len(values)), "mean": float(values.mean()) if len(values) else float("nan"),
+                     "median": float(np.median(values)) if len(values) else float("nan"),
+                     "ci": bootstrap_ci(values, seed=seed)}
+    start, rescued = groups["start"], groups["rescued"]
+    if len(start) >= 2 and len(rescued) >= 2:
+        rng = np.random.default_rng(seed + 1)
+        diffs = (rng.choice(rescued, (BOOTSTRAP, len(rescued))).mean(axis=1)
+                 - rng.choice(start, (BOOTSTRAP, len(start))).mean(axis=1))
+        out["difference"] = {"mean": float(rescued.mean() - start.mean()),
+                             "ci": tuple(float(x) for x in np.quantile(diffs, [0.025, 0.975]))}
+    return out
+
+
+def transition_matrix(frame: pd.DataFrame) -> pd.DataFrame:
+    """Counts of verdict at round r (rows) to verdict at round r + 1 (columns), within chains."""
+    rounds = llm_rounds(frame)
+    pairs = []
+    for _, chain in rounds.groupby(CHAIN_KEY, sort=False):
+        verdicts = chain.sort_values("round")["verdict"].tolist()
+        pairs += list(zip(verdicts, verdicts[1:]))
+    if not pairs:
+        return pd.DataFrame()
+    table = pd.crosstab(pd.Series([a for a, _ in pairs], name="from"), pd.Series([b for _, b in pairs], name="to"))
+    return table
+
+
+def by_category(frame: pd.DataFrame, statistic) -> dict[str, object]:
+    return {category: statistic(rows) for category, rows in frame.groupby("category", sort=True)}
+
+
+def attribution(frame: pd.DataFrame) -> dict:
+    """Logistic regression of chain correctness on task category and method: the deviance each
+    explains (1 - deviance / null deviance), alone and together, as KernelBench-X attributed it."""
+    import statsmodels.api as sm
+    import statsmodels.formula.api as smf
+
+    chains = chains_frame(frame)
+    if chains.empty:
+        return {"note": "no chains"}
+    data = chains.assign(correct=chains["correct"].astype(int))
+    terms = [t for t in ("category", "method") if data[t].nunique() > 1]
+    if not terms or data["correct"].nunique() < 2:
+        return {"note": "needs more than one category or method and both outcomes", "chains": len(data)}
+    fits = {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for name, formula in [("category", "C(category)"), ("method", "C(method)"), ("both", "C(category) + C(method)")]:
+            if name != "both" and name not in terms:
+                continue
+            if name == "both" and len(terms) < 2:
+                continue
+            model = smf.glm(f"correct ~ {formula}", data=data, family=sm.families.Binomial()).fit()
+            fits[name] = model
+    null = next(iter(fits.values())).null_deviance
+    explained = {name: (1 - model.deviance / null) if null > 0 else float("nan") for name, model in fits.items()}
+    return {"chains": len(data), "null_deviance": float(null),
+            "deviance": {name: float(model.deviance) for name, model in fits.items()},
+            "explained": {name: float(value) for name, value in explained.items()}}
+
+
+def summary(frame: pd.DataFrame) -> dict:
+    chains = chains_frame(frame)
+    timed = chains["best_speedup"].dropna() if not chains.empty else pd.Series(dtype=float)
+    return {
+        "attempts": int(len(frame)), "llm_attempts": int((frame["trial"] == 0).sum()) if len(frame) else 0,
+        "chains": int(len(chains)), "correct_chains": int(chains["correct"].sum()) if len(chains) else 0,
+        "correct_rate": float(chains["correct"].mean()) if len(chains) else float("nan"),
+        "geomean_best_speedup": float(math.exp(np.log(timed).mean())) if len(timed) else float("nan"),
+        "tokens": int(frame["tokens_in"].sum() + frame["tokens_out"].sum()) if len(frame) else 0,
+        "cost_usd": float(frame["cost_usd"].sum()) if len(frame) else 0.0,
+    }
