@@ -312,7 +312,7 @@ def ab_command(
 ) -> None:
     """A/B test: paired tests of correctness and speed between two arms or two runs."""
     from traces import ab
-    from traces.frames import chains_frame, load_frame
+    from traces.frames import arm_methods, chains_frame, load_frame
     if target.endswith((".yaml", ".yml")):
         run_id, store = _run_experiment_file(Path(target), overrides)
     else:
@@ -328,7 +328,8 @@ def ab_command(
         b_rows = chains_second if len(pick) < 2 or pick[1] is None else chains_second[chains_second["arm"] == pick[1]]
         names = (first, second)
     else:
-        available = list(dict.fromkeys(chains_first["arm"]))
+        available = [a for a in arm_methods(trace, first) if a in set(chains_first["arm"])] or \
+            list(dict.fromkeys(chains_first["arm"]))
         chosen = arms or available[:2]
         if len(chosen) != 2 or any(a not in available for a in chosen):
             fail(f"give two arms of {first} to compare (--arm A --arm B); it has {', '.join(available)}")

@@ -51,6 +51,7 @@ class Arm:
     feedback: list[str] | None = None  # None: the method's signals
     generator: GeneratorSpec | None = None  # None: the experiment's
     tune: bool | None = None  # None: the method's choice
+    budgets: Budgets | None = None  # None: the experiment's
 
 
 @dataclass

@@ -79,8 +79,9 @@ class Chain:
     def __init__(self, task: Task, arm: Arm, sample: int, generator: Generator, model: str, ctx: LoopContext):
         self.task, self.arm, self.sample, self.generator, self.model, self.ctx = task, arm, sample, generator, model, ctx
         self.method: Method = method_named(arm.method)
+        self.budgets = arm.budgets or ctx.budgets
         self.signals = tuple(arm.feedback) if arm.feedback is not None else self.method.feedback
-        self.max_rounds = ctx.budgets.max_rounds or self.method.max_rounds
+        self.max_rounds = self.budgets.max_rounds or self.method.max_rounds
         self.tunes = arm.tune if arm.tune is not None else self.method.tune
         self.history: list[Attempt] = ctx.store.chain(ctx.run_id, task.id, arm.name, sample)
         self.pending: Pending | None = None
@@ -167,7 +168,7 @@ class Chain:
     def _decide(self) -> str:
         """Stop (with the reason) or the next mode, from the chain's history and the budgets."""
         llm = [a for a in self.history if a.trial == 0]
-        best, b = best_attempt(self.history), self.ctx.budgets
+        best, b = best_attempt(self.history), self.budgets
         if b.target_speedup and best and best.correct and (best.speedup or 0) >= b.target_speedup:
             return f"stop: target speedup {b.target_speedup}x reached"
         if len(llm) >= self.max_rounds:

@@ -105,3 +105,30 @@ def test_wheel_carries_tasks_and_prompts(tmp_path):
     assert "agentloop/_prompts/README.md" in names and "agentloop/_prompts/repair.j2" in names
     assert "agentloop/recordings/demo.jsonl" in names and "agentloop/recordings/demo.yaml" in names
     assert "agentloop/cli.py" in names and "evaluator/evaluate.py" in names
+
+
+def test_ab_runs_an_experiments_arms_and_compares_them(tmp_path):
+    answer = ("```python\nimport torch\nimport triton\n\n@triton.jit\ndef k(x):\n    pass\n\n"
+              "def gelu(input, approximate='none'):\n    k[(1,)](input)\n    return torch.erf(input)\n```\n")
+    config = tmp_path / "ab.yaml"
+    config.write_text(f"""
+name: ab-test
+tasks: {{ids: [gelu, softmax]}}
+samples: 2
+generator: {{provider: scripted, model: fixed, options: {{text: {json.dumps(answer)}}}}}
+arms:
+  - {{name: short, method: iterative, budgets: {{max_rounds: 1}}}}
+  - {{name: long, method: iterative, feedback: [compile_errors], budgets: {{max_rounds: 2, stagnation_rounds: 5}}}}
+evaluation: {{device: cpu}}
+store: {tmp_path / 't.db'}
+""")
+    done = agentloop("ab", str(config))
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "short vs long" in done.stdout and "0/4" in done.stdout
+    assert "No detectable difference in correctness" in done.stdout
+    from traces.store import TraceStore
+    trace = TraceStore(tmp_path / "t.db")
+    rounds = {(a.arm, a.task_id, a.sample): a.round for a in trace.attempts()}
+    assert max(v for (arm, *_), v in rounds.items() if arm == "short") == 0
+    assert max(v for (arm, *_), v in rounds.items() if arm == "long") == 1
+    trace.close()
