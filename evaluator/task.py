@@ -91,6 +91,9 @@ class Task:
     # Seeds of the standard-size input sets that rotate during timing: they must give the same
     # non-tensor arguments (one configuration) with different values.
     timing_seeds: tuple[int, ...] = (0, 2)
+    # KernelBench-X's signature text where it is not a callable function as written (an optimizer
+    # constructor, a tensor method, a signature without its input); `signature` is then the call.
+    kernelbenchx_signature: str | None = None
     source_path: Path | None = None
     solution_path: Path | None = None
 
