@@ -186,6 +186,9 @@ class Tolerance:
         return self.eps.get(name, 0.0)
 
     def judge_leaf(self, lo: Any, hi: Any, got: Any) -> Judgement:
+        if isinstance(lo, torch.Tensor) and lo.is_complex() and isinstance(got, torch.Tensor) and got.is_complex():
+            parts = [torch.view_as_real(t.resolve_conj()) for t in (lo, hi.to(torch.complex128), got)]
+            return self.judge_leaf(*parts)
         if not isinstance(lo, torch.Tensor) or not lo.is_floating_point():
             if isinstance(lo, float) and isinstance(got, (int, float)):
                 bound = self.eps.get("float64", 0) * (abs(hi) + 1) + self.error_factor * abs(lo - hi)

@@ -328,3 +328,41 @@ def distinct_runs(runs: Sequence[Any]) -> list[str]:
                                     f"{_fmt(collision * n)}): draw a fresh seed on every call and write every "
                                     "output element")
     return failures
+
+
+def dropout_checks(runs: Sequence[torch.Tensor], kept_value: torch.Tensor, p: float, eps: float,
+                   what: str = "dropout") -> list[str]:
+    """Outputs of a dropout stage (or anything after it that maps 0 to 0).
+
+    `kept_value` is what each element must be when it is kept: the no-dropout value divided by
+    1 - p, computed by the task in float64. Every element of every run must be 0 or match
+    `kept_value` within eps * (|kept| + rms(kept)); among elements whose kept value is clearly
+    non-zero, the share of zeros must be consistent with p (binomial test); and two calls must
+    drop different elements. With p == 0 nothing may be dropped.
+    """
+    failures: list[str] = []
+    expected = kept_value.to(torch.float64)
+    scale = float(expected.square().mean().sqrt()) if expected.numel() else 0.0
+    informative = expected.abs() > 1e-3 * max(scale, 1e-30)
+    masks = []
+    for number, run in enumerate(runs, start=1):
+        got = run.to(device=expected.device, dtype=torch.float64)
+        if got.shape != expected.shape:
+            return [f"{what}: output shape {tuple(got.shape)} where {tuple(expected.shape)} was expected"]
+        dropped = got == 0
+        wrong = ~dropped & ((got - expected).abs() > eps * (expected.abs() + scale))
+        if bool(wrong.any()):
+            i = int(torch.nonzero(wrong.reshape(-1))[0])
+            failures.append(f"{what}, call {number}: {int(wrong.sum())} kept elements are neither 0 nor the "
+                            f"undropped value scaled by 1/(1-p) (first at flat index {i}: expected "
+                            f"{float(expected.reshape(-1)[i]):.6g}, got {float(got.reshape(-1)[i]):.6g})")
+        zeros, trials = int((dropped & informative).sum()), int(informative.sum())
+        if p == 0 and zeros:
+            failures.append(f"{what}, call {number}: {zeros} elements were dropped with p = 0")
+        elif trials >= MIN_SAMPLES:
+            failures.extend(f"{message} (call {number})" for message in
+                            binomial_check(zeros, trials, p, f"{what}: zeroed elements"))
+        masks.append(dropped & informative)
+    if p > 0 and len(masks) > 1 and int(masks[0].sum()) >= MIN_SAMPLES and bool(torch.equal(masks[0], masks[1])):
+        failures.append(f"{what}: two calls dropped exactly the same elements; draw a fresh seed on every call")
+    return failures

@@ -37,6 +37,8 @@ ALLOWED_TORCH = {f"torch.{n}" for n in DTYPE_NAMES} | {
     "torch.cuda.is_available", "torch.cuda.get_device_name", "torch.cuda.get_device_capability",
     "torch.nn.Module", "torch.nn.Parameter", "torch.strided", "torch.layout", "torch.memory_format",
     "torch.contiguous_format", "torch.channels_last", "torch.preserve_format", "torch.Generator",
+    "torch.view_as_complex", "torch.view_as_real", "torch.complex64", "torch.complex128", "torch.cfloat",
+    "torch.cdouble",
 }
 ALLOWED_TRITON_PREFIXES = (
     "triton.jit", "triton.autotune", "triton.heuristics", "triton.Config", "triton.cdiv",

@@ -156,8 +156,10 @@ def upcast(value):
     """The same arguments with every floating tensor (and floating dtype argument) in float64, for
     the high-precision reference."""
     if isinstance(value, torch.dtype):
-        return torch.float64 if value.is_floating_point else value
+        return torch.float64 if value.is_floating_point else torch.complex128 if value.is_complex else value
     if isinstance(value, torch.Tensor):
+        if value.is_complex():
+            return value.to(torch.complex128)
         return value.to(torch.float64) if value.is_floating_point() else value.clone()
     if isinstance(value, Inputs):
         return Inputs(upcast(value.args), upcast(value.kwargs))
