@@ -30,11 +30,20 @@ def fail(message: str, code: int = 2) -> None:
     raise typer.Exit(code)
 
 
+KERNELBENCH_DIRS: list[Path] = []
+KernelBenchOption = typer.Option(None, "--kernelbench", help="Also load KernelBench problems (Model, get_inputs, "
+                                 "get_init_inputs) from this folder, as tasks KernelBench/<file>.")
+
+
 def _suite():
+    from evaluator.interop import load_folder
     from evaluator.loader import TaskLoadError, load_suite
     try:
-        return load_suite()
-    except TaskLoadError as exc:
+        suite = load_suite()
+        for directory in KERNELBENCH_DIRS:
+            suite.update(load_folder(directory))
+        return suite
+    except (TaskLoadError, ValueError) as exc:
         fail(str(exc))
 
 
@@ -117,12 +126,15 @@ def eval_command(
     no_timing: bool = typer.Option(False, "--no-timing", help="Skip GPU timing."),
     compile_baseline: bool = typer.Option(False, "--compile-baseline", help="Also time torch.compile."),
     profile: bool = typer.Option(False, "--profile", help="Nsight Compute metrics, where ncu is installed."),
+    kernelbench: Optional[Path] = KernelBenchOption,
 ) -> None:
     """Score one candidate file against a task, a folder of candidates (--suite), or the shipped
     reference solutions (--references).
 
     Exit status: 0 when every candidate is CORRECT, 1 when some is not, 2 on bad input.
     """
+    if kernelbench is not None:
+        KERNELBENCH_DIRS.append(kernelbench)
     if references:
         if task or file or suite:
             fail("--references scores the shipped solutions; give no TASK, FILE or --suite with it")
@@ -382,8 +394,10 @@ def _run_experiment_file(path: Path, overrides: list[str]) -> tuple[str, Path]:
 
 
 @tasks_app.command("list")
-def tasks_list(as_json: bool = typer.Option(False, "--json")) -> None:
+def tasks_list(as_json: bool = typer.Option(False, "--json"), kernelbench: Optional[Path] = KernelBenchOption) -> None:
     """Tasks with counts per category and difficulty."""
+    if kernelbench is not None:
+        KERNELBENCH_DIRS.append(kernelbench)
     suite = _suite()
     if as_json:
         out.print_json(json.dumps([{"id": t.id, "difficulty": t.difficulty, "contract": t.contract.kind,
@@ -403,9 +417,12 @@ def tasks_list(as_json: bool = typer.Option(False, "--json")) -> None:
 
 
 @tasks_app.command("show")
-def tasks_show(name: str = typer.Argument(..., help="Task id or name.")) -> None:
+def tasks_show(name: str = typer.Argument(..., help="Task id or name."),
+               kernelbench: Optional[Path] = KernelBenchOption) -> None:
     """Description, signature, sizes, contract and cost model of one task."""
     from evaluator.task import Inputs
+    if kernelbench is not None:
+        KERNELBENCH_DIRS.append(kernelbench)
     task = _find(name)
     out.print(f"[bold]{task.id}[/bold]  difficulty {task.difficulty}  contract {task.contract.kind}")
     out.print(f"signature: {task.signature}   (entry `{task.entry}`)")

@@ -19,6 +19,7 @@ from evaluator import baseline, calibration, gpu_lock, maintainability, profiler
 from evaluator.cases import Case, plan, timing_cases
 from evaluator.contracts import dtype_name, flatten, structure_problem
 from evaluator.environment import device_key, environment
+from evaluator.interop import strip_kernelbenchx_harness
 from evaluator.references import CaseData, ReferenceStore
 from evaluator.result import CaseResult, EvalResult, KernelInfo, Performance, Stage, Verdict
 from evaluator.sandbox import ChildGone, ForkServer, Limits, Sandbox, scratch_root, secret_values
@@ -133,6 +134,7 @@ class Evaluator:
             result.phases[name] = result.phases.get(name, 0.0) + time.perf_counter() - began
 
     def _evaluate(self, task: Task, source: str, result: EvalResult) -> None:
+        source = strip_kernelbenchx_harness(source)
         with self._phase(result, "static"):
             report = check_source(source, [task.entry, *ENTRY_ALIASES], frozenset(a.api for a in task.allowed))
             result.maintainability = maintainability.measure(source)
@@ -146,7 +148,8 @@ class Evaluator:
                "allowed_aten": sorted({op for a in task.allowed for op in a.aten}),
                "cases": [{"inputs": str(d.inputs_file)} for d in data],
                "lock_dir": str(self.lock_dir) if self.lock_dir else None,
-               "gpu_memory_fraction": self.config.gpu_memory_fraction if self.on_gpu else None}
+               "gpu_memory_fraction": self.config.gpu_memory_fraction if self.on_gpu else None,
+               "model_init": str(self.references.model_init_file(task)) if task.model_init else None}
         result.stage = Stage.IMPORT
         try:
             with Sandbox(self.server, "candidate", job, {"candidate.py": source}, self.limits) as box:

@@ -17,7 +17,7 @@ def main(scratch: str, entry: str, inputs_file: str, device: str) -> None:
     spec = importlib.util.spec_from_file_location("candidate", Path(scratch) / "candidate.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    fn = resolve_entry(module, entry)
+    fn = resolve_entry(module, entry, device=torch.device(device))
     inputs = on_device(wire.load(inputs_file), torch.device(device))
     for _ in range(2):
         call = clone_inputs(inputs)

@@ -80,6 +80,13 @@ class ReferenceStore:
             expected = expected_outputs(task, inputs, self.device)
         return CaseData(inputs, path, expected)
 
+    def model_init_file(self, task: Task) -> Path:
+        """KernelBench problems: Model's constructor arguments, for the candidate's ModelNew."""
+        path = self.directory / f"{task.id.replace('/', '__')}__init.pt"
+        if not path.exists():
+            wire.save(task.model_init, path)
+        return path
+
     @contextlib.contextmanager
     def using(self, task: Task) -> Iterator[None]:
         """While held, the task's cases stay cached (their input files are read by candidates)."""

@@ -168,7 +168,7 @@ def _find_entry(tree: ast.Module, entry_names: list[str]) -> str | None:
     for name in entry_names:
         if name in functions:
             return name
-    for node in tree.body:
+    for node in tree.body if "ModelNew.forward" in entry_names else ():
         if isinstance(node, ast.ClassDef) and node.name == "ModelNew":
             if any(isinstance(b, ast.FunctionDef) and b.name == "forward" for b in node.body):
                 return "ModelNew.forward"

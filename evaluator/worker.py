@@ -112,7 +112,7 @@ class CandidateProcess:
             module = importlib.util.module_from_spec(spec)
             sys.modules[CANDIDATE_MODULE] = module
             spec.loader.exec_module(module)
-            self.entry = resolve_entry(module, self.job["entry"])
+            self.entry = resolve_entry(module, self.job["entry"], self.job.get("model_init"), self.device)
         except BaseException as exc:  # noqa: BLE001 - any failure of untrusted code is a verdict
             self.fail("import", exc, verdict="COMPILE_FAIL" if not isinstance(exc, SystemExit) else "RUNTIME_FAIL")
             return False
@@ -195,9 +195,20 @@ def changed_arguments(before: Inputs, after: Inputs, mutates: tuple[int, ...]) -
     return changed
 
 
-def resolve_entry(module, entry: str) -> Callable:
+def resolve_entry(module, entry: str, model_init: str | None = None, device: torch.device | None = None) -> Callable:
+    """The function to call. For KernelBench problems, ModelNew built as the problem's Model is:
+    under the same seed, with the same constructor arguments."""
     if entry == "ModelNew.forward":
-        raise NotImplementedError("KernelBench ModelNew candidates are not supported by this task")
+        if model_init is None:
+            raise AttributeError("this task takes a function, not a ModelNew class")
+        from evaluator.interop import MODEL_SEED
+        torch.manual_seed(MODEL_SEED)
+        model = module.ModelNew(*wire.load(model_init).args).to(device or "cpu")
+
+        def forward(*args, **kwargs):
+            with torch.no_grad():
+                return model(*args, **kwargs)
+        return forward
     fn = getattr(module, entry, None)
     if not callable(fn):
         raise AttributeError(f"the module defines no callable `{entry}`")

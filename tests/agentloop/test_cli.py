@@ -132,3 +132,14 @@ store: {tmp_path / 't.db'}
     assert max(v for (arm, *_), v in rounds.items() if arm == "short") == 0
     assert max(v for (arm, *_), v in rounds.items() if arm == "long") == 1
     trace.close()
+
+
+def test_kernelbench_problems_from_a_folder():
+    problems = ROOT / "tests" / "evaluator" / "kernelbench" / "problems"
+    listing = agentloop("tasks", "list", "--kernelbench", str(problems))
+    assert listing.returncode == 0 and "KernelBench" in listing.stdout
+    done = agentloop("eval", "KernelBench/1_relu", str(ROOT / "tests/evaluator/kernelbench/candidates/1_relu.py"),
+                     "--kernelbench", str(problems), "--device", "cpu", "--json")
+    assert done.returncode == 0 and EvalResult.from_json(done.stdout).correct
+    missing = agentloop("tasks", "list", "--kernelbench", "/nonexistent")
+    assert missing.returncode == 2 and "not a folder" in missing.stderr

@@ -112,7 +112,7 @@ def test_launch_through_helpers_and_methods_is_found():
                    "    launch(x, y)\n    return y\n")
     assert helper.ok, helper.problems
     model = check("class ModelNew(torch.nn.Module):\n    def run(self, x):\n        k[(1,)](x, x, 1, BLOCK=16)\n"
-                  "    def forward(self, x):\n        self.run(x)\n        return x\n", entry="model_new_absent")
+                  "    def forward(self, x):\n        self.run(x)\n        return x\n", entry="ModelNew.forward")
     assert model.ok and model.entry == "ModelNew.forward", model.problems
 
 
