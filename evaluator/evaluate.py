@@ -19,6 +19,7 @@ from evaluator import baseline, calibration, gpu_lock, maintainability, profiler
 from evaluator.cases import Case, plan, timing_cases
 from evaluator.contracts import dtype_name, flatten, structure_problem
 from evaluator.environment import device_key, environment
+from evaluator.integrity import ProjectIntegrity
 from evaluator.interop import strip_kernelbenchx_harness
 from evaluator.references import CaseData, ReferenceStore
 from evaluator.result import CaseResult, EvalResult, KernelInfo, Performance, Stage, Verdict
@@ -65,6 +66,22 @@ class EvaluatorConfig:
     gpu_memory_fraction: float = 0.6
     # Tests switch the static checks off to prove each runtime guard holds on its own.
     static_checks: bool = True
+    # Snapshot the project's files and compare after every evaluation (see integrity.py).
+    watch_project: bool = True
+    watched: list[Path] | None = None
+
+
+def default_watched() -> list[Path]:
+    root = Path(__file__).resolve().parent
+    return [root, root.parent / "agentloop", root.parent / "traces", root.parent / "prompts"]
+
+
+class ProjectTampered(RuntimeError):
+    """The project's own files changed while candidates ran; evaluation refuses to go on."""
+
+    def __init__(self, files: list[str]):
+        super().__init__("the project's own files changed while candidates ran: " + ", ".join(files[:10]))
+        self.files = files
 
 
 class Verdicts(Exception):
@@ -98,6 +115,8 @@ class Evaluator:
         self.baselines = baseline.BaselineCache(self.cache_dir / "baselines.json")
         self.secrets = secret_values(dict(os.environ))
         self._peaks: calibration.Peaks | None = None
+        self.integrity = ProjectIntegrity(self.config.watched or default_watched()) if self.config.watch_project else None
+        self.tampered: list[str] = []
 
     def close(self) -> None:
         self.server.close()
@@ -111,6 +130,8 @@ class Evaluator:
 
     # ------------------------------------------------------------------------------------------
     def evaluate(self, task: Task, source: str) -> EvalResult:
+        if self.tampered:
+            raise ProjectTampered(self.tampered)
         began = time.perf_counter()
         result = EvalResult(task_id=task.id, verdict=Verdict.CORRECT, stage=Stage.STATIC, reason="",
                             source_hash=hashlib.sha256(source.encode()).hexdigest(),
@@ -123,7 +144,19 @@ class Evaluator:
             result.verdict, result.reason = v.verdict, v.reason[:MAX_REASON_CHARS]
             result.traceback = v.traceback[-MAX_REASON_CHARS:] if v.traceback else None
         result.phases["total"] = time.perf_counter() - began
+        self._check_integrity(result)
         return self._redacted(result)
+
+    def _check_integrity(self, result: EvalResult) -> None:
+        """After a candidate ran: were the project's own files changed? Then nothing after is trusted."""
+        if self.integrity is None:
+            return
+        changed = self.integrity.changes()
+        if changed:
+            self.tampered = changed
+            result.verdict, result.stage = Verdict.CONTRACT_FAIL, Stage.DONE
+            result.reason = ("the project's own files changed while candidates ran (" + ", ".join(changed[:5]) +
+                             "); evaluation stops until they are checked")
 
     @contextlib.contextmanager
     def _phase(self, result: EvalResult, name: str) -> Iterator[None]:

@@ -22,12 +22,14 @@ import sys
 import traceback
 
 PR_SET_PDEATHSIG = 1
+CLONE_NEWNET = 0x40000000
 RLIMITS = {
     "AS": resource.RLIMIT_AS,
     "FSIZE": resource.RLIMIT_FSIZE,
     "NPROC": resource.RLIMIT_NPROC,
     "NOFILE": resource.RLIMIT_NOFILE,
     "CORE": resource.RLIMIT_CORE,
+    "CPU": resource.RLIMIT_CPU,
 }
 
 
@@ -38,6 +40,16 @@ def preload() -> None:
     import triton.language  # noqa: F401
 
     from evaluator import baseline_worker, worker  # noqa: F401
+
+
+def _isolate_network() -> bool:
+    """A new, empty network namespace: no interface but a downed loopback, so no connection to
+    anywhere. Needs CAP_SYS_ADMIN (root, or a user namespace); without it the child keeps the
+    network, and says so in its first message."""
+    try:
+        return ctypes.CDLL(None, use_errno=True).unshare(CLONE_NEWNET) == 0
+    except (OSError, AttributeError):
+        return False
 
 
 def _die_with_parent() -> None:
@@ -69,6 +81,8 @@ def _apply_limits(limits: dict) -> None:
 def _become_child(request: dict) -> None:
     scratch = request["scratch"]
     os.setsid()
+    if request["kind"] == "candidate":
+        os.environ["AGENTLOOP_NETWORK_ISOLATED"] = "1" if _isolate_network() else "0"
     signal.set_wakeup_fd(-1)
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
     _die_with_parent()

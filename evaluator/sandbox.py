@@ -168,6 +168,7 @@ class Limits:
     memory_bytes: int = 8 << 30
     file_bytes: int = 8 << 30
     open_files: int = 1024
+    processes: int = 64  # the candidate and everything it starts
     # RLIMIT_AS enforces memory_bytes on the CPU; with CUDA it must be off (CUDA reserves huge
     # address ranges) and the resident-memory watchdog enforces it instead.
     address_space: bool = True
@@ -190,6 +191,7 @@ class Sandbox:
         self.listener.bind(str(self.scratch / "ctl.sock"))
         self.listener.listen(1)
         rlimits = {"FSIZE": limits.file_bytes, "NOFILE": limits.open_files, "CORE": 0,
+                   "CPU": int(4 * limits.total_seconds),
                    "AS_EXTRA": limits.memory_bytes if limits.address_space else None}
         self.pid = server.spawn(kind, self.scratch, rlimits)
         self.conn: socket.socket | None = None
@@ -206,17 +208,24 @@ class Sandbox:
                      else f"{self.limits.total_seconds:.0f} s in all")
             raise ChildGone("TIMEOUT", f"exceeded the wall-clock limit of {limit} (an infinite loop, a deadlock, "
                                        "or far too slow)", self.output_tail())
-        if self._resident_bytes() > self.limits.memory_bytes:
+        processes, resident = self._footprint()
+        if resident > self.limits.memory_bytes:
             self.kill()
             raise ChildGone("RUNTIME_FAIL", f"exceeded the memory limit of {self.limits.memory_bytes >> 20} MiB",
                             self.output_tail())
+        if processes > self.limits.processes:
+            self.kill()
+            raise ChildGone("RUNTIME_FAIL", f"started {processes} processes (limit {self.limits.processes}); "
+                                            "a kernel needs none", self.output_tail())
 
-    def _resident_bytes(self) -> int:
+    def _footprint(self) -> tuple[int, int]:
+        """Processes in the child's tree and their resident bytes."""
         try:
             root = psutil.Process(self.pid)
-            return sum(p.memory_info().rss for p in [root, *root.children(recursive=True)])
+            tree = [root, *root.children(recursive=True)]
+            return len(tree), sum(p.memory_info().rss for p in tree)
         except psutil.Error:
-            return 0
+            return 0, 0
 
     def recv(self) -> dict[str, Any]:
         while b"\n" not in self.buffer:
@@ -260,12 +269,22 @@ class Sandbox:
         return data[-OUTPUT_TAIL_BYTES:].decode(errors="replace")
 
     def kill(self) -> None:
+        """The child's whole session, then anything of its tree that left the session."""
+        try:
+            stragglers = psutil.Process(self.pid).children(recursive=True)
+        except psutil.Error:
+            stragglers = []
         for target in (lambda: os.killpg(self.pid, signal.SIGKILL), lambda: os.kill(self.pid, signal.SIGKILL)):
             try:
                 target()
-                return
+                break
             except (ProcessLookupError, PermissionError):
                 continue
+        for process in stragglers:
+            try:
+                process.kill()
+            except psutil.Error:
+                pass
 
     def close(self) -> None:
         if self.server.exit_info(self.pid) is None:

@@ -1,0 +1,51 @@
+"""Changes to the project's own files while candidates run are detected, and stop evaluation."""
+
+import textwrap
+
+import pytest
+
+from evaluator.evaluate import Evaluator, EvaluatorConfig, ProjectTampered
+from evaluator.integrity import ProjectIntegrity
+
+WRITER = textwrap.dedent('''
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def nothing(x_ptr):
+        pass
+
+    def gelu(input, approximate="none"):
+        nothing[(1,)](input)
+        with open(TARGET, "a") as f:
+            f.write("# tampered\\n")
+        raise RuntimeError("done")
+''')
+
+
+def test_snapshot_sees_modified_added_and_removed_files(tmp_path):
+    (tmp_path / "a.py").write_text("x = 1\n")
+    (tmp_path / "b.py").write_text("y = 2\n")
+    integrity = ProjectIntegrity([tmp_path])
+    assert integrity.changes() == []
+    (tmp_path / "a.py").write_text("x = 1\n")  # touched, same content
+    assert integrity.changes() == []
+    (tmp_path / "a.py").write_text("x = 3\n")
+    (tmp_path / "c.py").write_text("z = 0\n")
+    (tmp_path / "b.py").unlink()
+    assert [p.rsplit("/", 1)[1] for p in integrity.changes()] == ["a.py", "b.py", "c.py"]
+
+
+def test_a_candidate_that_writes_into_the_project_stops_evaluation(tmp_path, suite):
+    project = tmp_path / "project"
+    project.mkdir()
+    target = project / "contracts.py"
+    target.write_text("# a file of the project\n")
+    config = EvaluatorConfig(device="cpu", static_checks=False, cache_dir=tmp_path / "cache", watched=[project])
+    task = suite["Activation/gelu"]
+    with Evaluator(config) as evaluator:
+        result = evaluator.evaluate(task, WRITER.replace("TARGET", repr(str(target))))
+        assert result.verdict.value == "CONTRACT_FAIL" and "project's own files changed" in result.reason
+        assert "contracts.py" in result.reason
+        with pytest.raises(ProjectTampered):
+            evaluator.evaluate(task, task.solution_path.read_text())
