@@ -209,23 +209,35 @@ class Sandbox:
             raise ChildGone("TIMEOUT", f"exceeded the wall-clock limit of {limit} (an infinite loop, a deadlock, "
                                        "or far too slow)", self.output_tail())
         processes, resident = self._footprint()
-        if resident > self.limits.memory_bytes:
-            self.kill()
-            raise ChildGone("RUNTIME_FAIL", f"exceeded the memory limit of {self.limits.memory_bytes >> 20} MiB",
-                            self.output_tail())
         if processes > self.limits.processes:
             self.kill()
             raise ChildGone("RUNTIME_FAIL", f"started {processes} processes (limit {self.limits.processes}); "
                                             "a kernel needs none", self.output_tail())
+        if resident > self.limits.memory_bytes:
+            self.kill()
+            raise ChildGone("RUNTIME_FAIL", f"exceeded the memory limit of {self.limits.memory_bytes >> 20} MiB",
+                            self.output_tail())
 
     def _footprint(self) -> tuple[int, int]:
-        """Processes in the child's tree and their resident bytes."""
+        """Processes in the child's tree and the memory they hold. Forked processes share pages,
+        so a tree is measured by proportional set size (each shared page split among its users)."""
         try:
             root = psutil.Process(self.pid)
             tree = [root, *root.children(recursive=True)]
-            return len(tree), sum(p.memory_info().rss for p in tree)
         except psutil.Error:
             return 0, 0
+        if len(tree) == 1:
+            try:
+                return 1, root.memory_info().rss
+            except psutil.Error:
+                return 0, 0
+        total = 0
+        for process in tree:
+            try:
+                total += process.memory_full_info().pss
+            except psutil.Error:
+                continue
+        return len(tree), total
 
     def recv(self) -> dict[str, Any]:
         while b"\n" not in self.buffer:

@@ -6,6 +6,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
 from evaluator.evaluate import Evaluator, EvaluatorConfig
 from evaluator.loader import find_task
 from evaluator.result import EvalResult
@@ -98,3 +100,63 @@ def test_fork_server_restarts_after_dying(tmp_path, suite):
         evaluator.server._proc.kill()
         evaluator.server._proc.wait()
         assert evaluator.evaluate(task, task.solution_path.read_text()).correct
+
+
+NETWORK_PROBE = textwrap.dedent('''
+    import socket
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def nothing(x_ptr):
+        pass
+
+    def gelu(input, approximate="none"):
+        nothing[(1,)](input)
+        try:
+            socket.create_connection(("127.0.0.1", PORT), timeout=2).close()
+            outcome = "reached the server"
+        except OSError as exc:
+            outcome = "no network: " + type(exc).__name__
+        raise RuntimeError(outcome)
+''')
+
+
+def test_candidates_have_no_network(evaluators, suite):
+    import socket
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(1)
+    port = server.getsockname()[1]
+    try:
+        result = evaluators(static=False).evaluate(suite["Activation/gelu"], NETWORK_PROBE.replace("PORT", str(port)))
+    finally:
+        server.close()
+    if os.geteuid() != 0:
+        pytest.skip("a network namespace needs root (or a user namespace) on this machine")
+    assert "no network" in result.reason, result.reason
+
+
+FORK_BOMB = textwrap.dedent('''
+    import os
+    import time
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def nothing(x_ptr):
+        pass
+
+    def gelu(input, approximate="none"):
+        nothing[(1,)](input)
+        for _ in range(200):
+            if os.fork() == 0:
+                time.sleep(60)
+                os._exit(0)
+        time.sleep(60)
+''')
+
+
+def test_a_fork_bomb_is_stopped(evaluators, suite):
+    result = evaluators(static=False).evaluate(suite["Activation/gelu"], FORK_BOMB)
+    assert result.verdict.value == "RUNTIME_FAIL" and "processes" in result.reason, result.reason
