@@ -24,6 +24,9 @@ CONTRACT_WORDS = {
                    "RMSE, SQNR) and must show the specified quantization really happened",
     "statistical": "results are judged by statistical tests of their distribution, and every call must draw fresh "
                    "random numbers",
+    "property": "results that are not unique are judged by the properties they must have (for example a "
+                "factorization must reproduce its input within the reference's rounding error and its factors must "
+                "have the required structure)",
 }
 
 

@@ -356,4 +356,24 @@ class Statistical:
                          mismatches=0 if not failures else numel)
 
 
-Contract = Tolerance | Exact | Approximate | Statistical
+PropertyCheck = Callable[[Any, Sequence[Any]], "list[str]"]
+
+
+@dataclass(frozen=True)
+class Property:
+    """Results that are not unique (a QR factorization's signs, eigenvectors' scale and phase, an
+    SVD's singular vectors): judged by the properties they must have, checked by the task in float64
+    (e.g. A = QR within the reference's own error, Q orthogonal, R upper triangular)."""
+
+    check: PropertyCheck
+    kind: str = "property"
+    needs_hi: bool = False
+
+    def judge(self, expected: Expected, runs: Sequence[Any], inputs: Any = None) -> Judgement:
+        failures = self.check(inputs, runs)
+        numel = sum(t.numel() for t in flatten(runs[0]) if isinstance(t, torch.Tensor))
+        return Judgement(passed=not failures, reason="; ".join(failures), numel=numel,
+                         mismatches=0 if not failures else numel)
+
+
+Contract = Tolerance | Exact | Approximate | Statistical | Property
