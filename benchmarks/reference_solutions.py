@@ -13,7 +13,7 @@ import json
 import math
 import statistics
 import sys
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -27,17 +27,27 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--workers", type=int, default=8)
     parser.add_argument("--json", type=Path)
-    parser.add_argument("--tasks", nargs="*")
+    parser.add_argument("--tasks", nargs="*", help="task ids or categories (default: the whole suite)")
+    parser.add_argument("--jsonl", type=Path, help="append each result as it finishes (survives a timeout)")
     args = parser.parse_args()
 
     from evaluator.evaluate import Evaluator, EvaluatorConfig
     from evaluator.loader import load_suite
 
     suite = load_suite()
-    tasks = [suite[t] for t in args.tasks] if args.tasks else list(suite.values())
-    with Evaluator(EvaluatorConfig()) as evaluator:
-        with ThreadPoolExecutor(args.workers) as pool:
-            results = list(pool.map(lambda t: evaluator.evaluate(t, t.solution_path.read_text()), tasks))
+    wanted = args.tasks or []
+    tasks = [t for i, t in sorted(suite.items()) if not wanted or i in wanted or t.category in wanted]
+    by_task = {}
+    with Evaluator(EvaluatorConfig()) as evaluator, ThreadPoolExecutor(args.workers) as pool:
+        futures = {pool.submit(evaluator.evaluate, t, t.solution_path.read_text()): t for t in tasks}
+        for done, future in enumerate(as_completed(futures), 1):
+            task, result = futures[future], future.result()
+            by_task[task.id] = result
+            print(f"[{done}/{len(tasks)}] {task.id}: {result.verdict.value}", file=sys.stderr, flush=True)
+            if args.jsonl:
+                with open(args.jsonl, "a") as f:
+                    f.write(json.dumps(result.to_dict()) + "\n")
+    results = [by_task[t.id] for t in tasks]
     env = results[0].environment
     print(f"{len(results)} reference solutions on {env.gpu}, driver {env.driver}, torch {env.torch}, "
           f"triton {env.triton}\n")
