@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import collections
 import itertools
+import random
 import json
 import threading
 import time
@@ -198,9 +199,24 @@ class Recorded:
     at: float
 
 
+def chaos_fault(rng) -> Behaviour:
+    """One random fault: a rate limit, a 5xx, an overload, a slow error, a malformed or empty body,
+    or a dropped connection. Never a successful answer, so answers can be counted exactly."""
+    return rng.choice([
+        rate_limited(retry_after=0.05), server_error(500), server_error(503), overloaded(),
+        Behaviour("error", status=504, seconds=0.3), malformed(rng.choice(["truncated_json", "html", "wrong_shape"])),
+        empty(rng.choice(["no_choices", "null_content", "empty_string"])), drop(),
+    ])
+
+
 class FakeLLM:
-    def __init__(self, default: Behaviour | None = None):
+    def __init__(self, default: Behaviour | None = None, chaos: float = 0.0, seed: int = 0):
+        """`chaos`: the chance that a request with nothing scripted gets a random fault instead of
+        `default` (see chaos_fault)."""
         self.default = default or ok("default reply from fake_llm")
+        self.chaos = chaos
+        self._rng = random.Random(seed)
+        self._answered = collections.Counter()
         self.requests: list[Recorded] = []
         self._queues: dict[str, collections.deque] = {name: collections.deque() for name in ENDPOINTS.values()}
         self._in_flight = collections.Counter()
@@ -303,7 +319,16 @@ class FakeLLM:
     def _next(self, endpoint: str) -> Behaviour:
         with self._lock:
             queue = self._queues[endpoint]
-            return queue.popleft() if queue else self.default
+            if queue:
+                return queue.popleft()
+            if self.chaos and self._rng.random() < self.chaos:
+                return chaos_fault(self._rng)
+            return self.default
+
+    def answered(self, endpoint: str) -> int:
+        """Successful answers written out in full (whether or not the client was still there)."""
+        with self._lock:
+            return self._answered[endpoint]
 
     def _record(self, recorded: Recorded) -> None:
         endpoint = recorded.endpoint
@@ -352,6 +377,8 @@ class _Handler(BaseHTTPRequestHandler):
     def _act(self, endpoint: str, b: Behaviour, request: dict) -> None:
         if b.kind == "ok":
             self._send(200, _ok_body(endpoint, b, request))
+            with self.server_state._lock:
+                self.server_state._answered[endpoint] += 1
         elif b.kind == "empty":
             self._send(200, _empty_body(endpoint, b, request))
         elif b.kind == "malformed":
