@@ -14,6 +14,8 @@ from rich.table import Table
 
 from agentloop.suite import Submission, score, summary_table
 
+MAX_CANDIDATE_BYTES = 16 << 20  # read no further; the evaluator refuses sources over 1 MiB with a verdict
+
 app = typer.Typer(add_completion=False, no_args_is_help=True,
                   help="LLM-written Triton kernels: evaluate candidates, list tasks, calibrate the GPU.")
 tasks_app = typer.Typer(no_args_is_help=True, help="List and inspect the task suite.")
@@ -60,6 +62,8 @@ def read_source(path: Path) -> str:
         fail(f"{path}: no such file")
     if path.is_dir():
         fail(f"{path}: is a directory (use --suite DIR to score a folder of candidates)")
+    if path.is_file() and path.stat().st_size > MAX_CANDIDATE_BYTES:
+        fail(f"{path}: {path.stat().st_size / 2**20:.0f} MiB is far too large for a kernel file")
     try:
         return path.read_bytes().decode("utf-8")
     except UnicodeDecodeError:

@@ -15,6 +15,7 @@ from rich.table import Table
 from agentloop.config import ConfigError, Experiment, TaskSelection
 from agentloop.evaluation import Evaluates
 from agentloop.generators import build
+from agentloop.generators.base import Generator
 from agentloop.loop import Chain, LoopContext
 from evaluator.loader import TaskLoadError, find_task
 from evaluator.task import Task
@@ -57,11 +58,13 @@ class RunSummary:
 
 
 async def run_experiment(experiment: Experiment, suite: dict[str, Task], store: TraceStore, evaluations: Evaluates,
-                         console: Console, progress_enabled: bool = True) -> RunSummary:
+                         console: Console, progress_enabled: bool = True,
+                         generators: dict[str, Generator] | None = None) -> RunSummary:
+    """`generators`: one per arm name, instead of those the experiment's specs build."""
     tasks = select_tasks(experiment.tasks, suite)
     run_id = experiment.run_id
     summary = RunSummary(run_id, store.ensure_run(run_id, experiment.to_dict()))
-    generators = {arm.name: build(experiment.generator_for(arm), store) for arm in experiment.arms}
+    generators = generators or {arm.name: build(experiment.generator_for(arm), store) for arm in experiment.arms}
     spent = {"cost": sum(a.cost_usd for a in store.attempts(run_id))}
 
     def on_attempt(attempt: Attempt) -> None:

@@ -30,6 +30,7 @@ from evaluator.timing import stats
 
 ENTRY_ALIASES = ("kernel_function",)
 MAX_REASON_CHARS = 2000
+MAX_SOURCE_CHARS = 1 << 20
 
 
 def default_cache_dir() -> Path:
@@ -167,6 +168,9 @@ class Evaluator:
             result.phases[name] = result.phases.get(name, 0.0) + time.perf_counter() - began
 
     def _evaluate(self, task: Task, source: str, result: EvalResult) -> None:
+        if len(source) > MAX_SOURCE_CHARS:
+            raise Verdicts(Verdict.STATIC_REJECT, f"the candidate is {len(source) / 2**20:.1f} MiB of source; the "
+                           f"limit is {MAX_SOURCE_CHARS >> 20} MiB (a kernel file is a few KiB)")
         source = strip_kernelbenchx_harness(source)
         with self._phase(result, "static"):
             report = check_source(source, [task.entry, *ENTRY_ALIASES], frozenset(a.api for a in task.allowed))
@@ -263,6 +267,11 @@ class Evaluator:
                            "task's semantics leave unchanged")
 
     def _load_call(self, path: Path, data: CaseData, task: Task, case: Case) -> Any:
+        expected = sum(t.numel() * t.element_size() for t in flatten(data.expected.lo) if isinstance(t, torch.Tensor))
+        written = path.stat().st_size if path.exists() else 0
+        if written > 2 * expected + (16 << 20):
+            raise Verdicts(Verdict.CONTRACT_FAIL, f"on {describe_case(case)}: the call returned {written / 2**20:.1f} "
+                           f"MiB of output where {expected / 2**20:.2f} MiB was expected; it was not loaded")
         try:
             with gpu_lock.shared(self.lock_dir):
                 payload = wire.load(path, self.device)

@@ -148,6 +148,17 @@ class ForkServer:
             self._proc = None
 
 
+def scratch_bytes(folder: Path) -> int:
+    total = 0
+    for root, _, names in os.walk(folder):
+        for name in names:
+            try:
+                total += os.lstat(os.path.join(root, name)).st_size
+            except OSError:
+                continue
+    return total
+
+
 class ChildGone(Exception):
     """The child stopped answering: it exited, crashed, timed out or used too much memory."""
 
@@ -167,6 +178,7 @@ class Limits:
     total_seconds: float = 600.0
     memory_bytes: int = 8 << 30
     file_bytes: int = 8 << 30
+    disk_bytes: int = 8 << 30  # everything in the scratch directory together
     open_files: int = 1024
     processes: int = 64  # the candidate and everything it starts
     # RLIMIT_AS enforces memory_bytes on the CPU; with CUDA it must be off (CUDA reserves huge
@@ -196,6 +208,7 @@ class Sandbox:
         self.pid = server.spawn(kind, self.scratch, rlimits)
         self.conn: socket.socket | None = None
         self.buffer = b""
+        self.disk_checked = 0.0
 
     def _check_alive(self) -> None:
         info = self.server.exit_info(self.pid)
@@ -217,6 +230,14 @@ class Sandbox:
             self.kill()
             raise ChildGone("RUNTIME_FAIL", f"exceeded the memory limit of {self.limits.memory_bytes >> 20} MiB",
                             self.output_tail())
+        if now - self.disk_checked > 0.25:
+            self.disk_checked = now
+            written = scratch_bytes(self.scratch)
+            if written > self.limits.disk_bytes:
+                self.kill()
+                raise ChildGone("RUNTIME_FAIL", f"wrote {written >> 20} MiB into its scratch directory (limit "
+                                                f"{self.limits.disk_bytes >> 20} MiB): printed or saved far too much",
+                                self.output_tail())
 
     def _footprint(self) -> tuple[int, int]:
         """Processes in the child's tree and the memory they hold. Forked processes share pages,

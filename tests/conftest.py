@@ -34,13 +34,14 @@ def evaluators(tmp_path_factory):
     cache = tmp_path_factory.mktemp("cache")
 
     def get(static: bool = True, step_seconds: float | None = None, watchdog_bytes: int | None = None,
-            device: str = "cpu", timing: bool = True) -> Evaluator:
-        key = (static, step_seconds, watchdog_bytes, device, timing)
+            device: str = "cpu", timing: bool = True, disk_bytes: int | None = None) -> Evaluator:
+        key = (static, step_seconds, watchdog_bytes, device, timing, disk_bytes)
         if key not in made:
             limits = None
-            if step_seconds or watchdog_bytes:
+            if step_seconds or watchdog_bytes or disk_bytes:
                 limits = Limits(step_seconds=step_seconds or 120, total_seconds=900,
-                                memory_bytes=watchdog_bytes or 6 << 30, address_space=watchdog_bytes is None)
+                                memory_bytes=watchdog_bytes or 6 << 30, address_space=watchdog_bytes is None,
+                                disk_bytes=disk_bytes or 8 << 30)
             made[key] = Evaluator(EvaluatorConfig(device=device, static_checks=static, limits=limits,
                                                   cache_dir=cache, timing=timing))
         return made[key]

@@ -66,6 +66,39 @@ def test_non_utf8_candidate_is_refused(tmp_path):
     assert done.returncode == 2 and "not UTF-8" in done.stderr
 
 
+def test_huge_candidates_are_refused(tmp_path):
+    enormous = tmp_path / "enormous.py"
+    with open(enormous, "wb") as f:
+        f.truncate(100 << 20)  # sparse: 100 MiB on paper
+    done = agentloop("eval", "gelu", str(enormous), "--device", "cpu")
+    assert done.returncode == 2 and "far too large" in done.stderr
+    padded = tmp_path / "padded.py"
+    padded.write_text(SOLUTION.read_text() + ("# padding\n" * 200_000))
+    done = agentloop("eval", "gelu", str(padded), "--device", "cpu", "--json")
+    result = EvalResult.from_json(done.stdout)
+    assert result.verdict.value == "STATIC_REJECT" and "MiB of source" in result.reason
+
+
+BROKEN_TASKS = {
+    "syntax error": ("def reference(:\n", "failed to import: SyntaxError"),
+    "raises on import": ("raise RuntimeError('boom')\n", "failed to import: RuntimeError: boom"),
+    "no TASK": ("x = 1\n", "must bind TASK"),
+    "wrong id": ((ROOT / "tasks" / "Reduce" / "sum.py").read_text(), "TASK.id is 'Reduce/sum'"),
+}
+
+
+@pytest.mark.parametrize("broken", sorted(BROKEN_TASKS))
+def test_malformed_task_modules_get_a_clear_error(tmp_path, broken):
+    text, message = BROKEN_TASKS[broken]
+    shutil.copytree(ROOT / "tasks" / "Reduce", tmp_path / "Reduce", ignore=shutil.ignore_patterns("__pycache__"))
+    (tmp_path / "Reduce" / "mine.py").write_text(text)
+    env = dict(os.environ, COLUMNS="200", PYTHONPATH=str(ROOT), AGENTLOOP_TASKS_DIR=str(tmp_path))
+    done = subprocess.run([sys.executable, "-m", "agentloop", "tasks", "list"], capture_output=True, text=True,
+                          timeout=300, env=env, cwd=ROOT)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "mine.py" in done.stderr and message in done.stderr and "Traceback" not in done.stderr
+
+
 def test_tasks_list_and_show():
     listing = agentloop("tasks", "list")
     from evaluator.loader import load_suite
@@ -87,11 +120,11 @@ def test_calibrate_without_a_gpu_says_why():
 
 
 def test_eval_references_scores_shipped_solutions():
-    done = agentloop("eval", "--references", "--task", "Activation", "--task", "Pooling/avg_pool1d", "--device",
+    done = agentloop("eval", "--references", "--task", "Random", "--task", "Pooling/avg_pool1d", "--device",
                      "cpu", "--json")
     assert done.returncode == 0, done.stdout + done.stderr
     results = [EvalResult.from_dict(r) for r in json.loads(done.stdout)]
-    assert sorted(r.task_id for r in results) == ["Activation/gelu", "Pooling/avg_pool1d"]
+    assert sorted(r.task_id for r in results) == ["Pooling/avg_pool1d", "Random/logspace", "Random/rand"]
     assert all(r.correct for r in results)
 
 

@@ -1,8 +1,8 @@
 """Every candidate under exploits/ and verdicts/ gets the verdict and reason its header states.
 
 Header lines: `# task:`, `# expect:` (verdict), `# reason:` (a fragment of the reason),
-optionally `# static: off` (prove the runtime guard alone), `# step-seconds:` and
-`# memory-limit: watchdog`. Drop a new file in either folder to add a case.
+optionally `# static: off` (prove the runtime guard alone), `# step-seconds:`,
+`# memory-limit: watchdog` and `# disk-limit:` (MiB). Drop a new file in either folder to add a case.
 """
 
 import re
@@ -32,7 +32,8 @@ def test_candidate_gets_its_verdict(path, evaluators, suite):
     spec = header(path)
     evaluator = evaluators(static=spec.get("static") != "off",
                            step_seconds=float(spec["step-seconds"]) if "step-seconds" in spec else None,
-                           watchdog_bytes=1 << 30 if spec.get("memory-limit") == "watchdog" else None)
+                           watchdog_bytes=1 << 30 if spec.get("memory-limit") == "watchdog" else None,
+                           disk_bytes=int(spec["disk-limit"]) << 20 if "disk-limit" in spec else None)
     result = evaluator.evaluate(find_task(spec["task"], suite), path.read_text())
     assert result.verdict.value == spec["expect"], f"{result.verdict.value}: {result.reason}"
     assert spec["reason"] in result.reason, result.reason

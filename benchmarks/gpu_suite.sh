@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Every reference solution on every visible GPU (one shard of the suite per GPU, each with its own
+# cache and timing lock), then the combined tables. Usage, repo root on the GPU machine:
+#   bash benchmarks/gpu_suite.sh OUTDIR [task ids or categories ...]
+# First, here: bash benchmarks/fetch_device_wheels.sh, and carry .whl with the device call.
+set -uo pipefail
+out=${1:-out}; shift || true; mkdir -p "$out"
+export PYTHONUNBUFFERED=1
+if ls .whl/*.whl >/dev/null 2>&1; then
+  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl
+  export PYTHONPATH=/tmp/site:$PWD
+else
+  export PYTHONPATH=$PWD
+fi
+{
+  date -u +%FT%TZ
+  nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
+  python3 -c "import sys, torch, triton; print('python', sys.version.split()[0], 'torch', torch.__version__, 'triton', triton.__version__)"
+} | tee "$out/env.txt"
+gpus=$(nvidia-smi --query-gpu=index --format=csv,noheader | wc -l)
+for k in $(seq 0 $((gpus - 1))); do
+  CUDA_VISIBLE_DEVICES=$k AGENTLOOP_CACHE_DIR=/tmp/agentloop-cache-$k timeout "${SUITE_SECONDS:-540}" \
+    python3 benchmarks/reference_solutions.py --workers "${WORKERS:-8}" --shard "$k/$gpus" \
+    --jsonl "$out/suite-$k.jsonl" ${1:+--tasks "$@"} > "$out/suite-$k.md" 2> "$out/suite-$k.log" &
+done
+wait
+python3 benchmarks/reference_solutions.py --summarize "$out"/suite-*.jsonl | tee "$out/suite.md"
