@@ -176,6 +176,9 @@ def run_command(
     store: Optional[Path] = typer.Option(None, "--store", help="Trace store (SQLite); default runs/agentloop.db."),
     device: Optional[str] = typer.Option(None, "--device"),
     workers: Optional[int] = typer.Option(None, "--workers", help="Evaluations at once per device."),
+    executor: Optional[str] = typer.Option(None, "--executor", help="local (default: every visible GPU) or ray."),
+    ray_address: Optional[str] = typer.Option(None, "--ray-address", help="A Ray cluster ('auto', "
+                                              "'ray://host:10001'); default: a new local Ray instance."),
     log_json: Optional[bool] = typer.Option(None, "--log-json/--log-console", help="Log format (default: by terminal)."),
     no_progress: bool = typer.Option(False, "--no-progress"),
 ) -> None:
@@ -184,7 +187,6 @@ def run_command(
 
     from agentloop import logs
     from agentloop.config import ConfigError, default_experiment, load_experiment
-    from agentloop.evaluation import EvaluationQueue
     from agentloop.run import run_experiment, summary_table
     from traces.store import StoreError, TraceStore
 
@@ -194,7 +196,8 @@ def run_command(
         flags.append("tasks={ids: [" + ", ".join(tasks) + "], categories: [], difficulty: []}")
     for key, value in (("samples", samples), ("budgets.max_rounds", max_rounds), ("generator.provider", provider),
                        ("generator.model", model), ("generator.base_url", base_url), ("store", store),
-                       ("evaluation.device", device), ("evaluation.workers", workers)):
+                       ("evaluation.device", device), ("evaluation.workers", workers),
+                       ("evaluation.executor", executor), ("evaluation.ray_address", ray_address)):
         if value is not None:
             flags.append(f"{key}={value}")
     if provider is not None and provider != "replay":
@@ -211,9 +214,7 @@ def run_command(
         trace = TraceStore(experiment.store)
     except StoreError as exc:
         fail(str(exc))
-    evaluations = EvaluationQueue(experiment.evaluation.device, experiment.evaluation.workers,
-                                  experiment.evaluation.timing, experiment.evaluation.compile_baseline,
-                                  experiment.evaluation.profile)
+    evaluations = _open_evaluations(experiment)
     try:
         summary = asyncio.run(run_experiment(experiment, _suite(), trace, evaluations, console,
                                              progress_enabled=not no_progress))
@@ -368,13 +369,22 @@ def ab_command(
     out.print(result.verdict)
 
 
+def _open_evaluations(experiment):
+    """The experiment's executor: local (every visible GPU) or a Ray cluster."""
+    from agentloop.evaluation import evaluations_for
+    from agentloop.ray_evaluation import RayUnavailable
+    try:
+        return evaluations_for(experiment.evaluation)
+    except (RayUnavailable, ValueError) as exc:
+        fail(str(exc))
+
+
 def _run_experiment_file(path: Path, overrides: list[str]) -> tuple[str, Path]:
     """Run (or resume) the experiment in `path`; its run id and store."""
     import asyncio
 
     from agentloop import logs
     from agentloop.config import ConfigError, load_experiment
-    from agentloop.evaluation import EvaluationQueue
     from agentloop.run import run_experiment
     from traces.store import StoreError, TraceStore
     logs.configure()
@@ -385,8 +395,7 @@ def _run_experiment_file(path: Path, overrides: list[str]) -> tuple[str, Path]:
     if len(experiment.arms) < 2:
         fail(f"{path}: an A/B experiment needs at least two arms")
     trace = TraceStore(experiment.store)
-    evaluations = EvaluationQueue(experiment.evaluation.device, experiment.evaluation.workers,
-                                  experiment.evaluation.timing)
+    evaluations = _open_evaluations(experiment)
     try:
         asyncio.run(run_experiment(experiment, _suite(), trace, evaluations, console))
     except (ConfigError, StoreError) as exc:

@@ -61,6 +61,8 @@ class Evaluation:
     timing: bool = True
     compile_baseline: bool = False
     profile: bool = False
+    executor: str = "local"  # "local": every visible GPU of this machine; "ray": a Ray cluster's workers
+    ray_address: str | None = None  # None: a new local Ray instance; "auto" or "ray://host:10001": a cluster
 
 
 @dataclass
@@ -84,7 +86,8 @@ class Experiment:
         identity = self.to_dict()
         for key in ("store", "max_concurrent_chains"):
             identity.pop(key)
-        identity["evaluation"].pop("workers")
+        for where in ("workers", "executor", "ray_address"):  # results do not depend on where they ran
+            identity["evaluation"].pop(where)
         digest = hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()[:10]
         return f"{self.name}-{digest}"
 
@@ -157,9 +160,15 @@ def read_yaml(path: Path) -> dict[str, Any]:
     return data
 
 
+EXECUTORS = ("local", "ray")
+
+
 def validate(experiment: Experiment) -> Experiment:
     if experiment.samples < 1:
         raise ConfigError("samples must be at least 1")
+    if experiment.evaluation.executor not in EXECUTORS:
+        raise ConfigError(f"evaluation.executor: {experiment.evaluation.executor!r} is not one of "
+                          f"{', '.join(EXECUTORS)}")
     names = [arm.name for arm in experiment.arms]
     if not names or len(set(names)) != len(names):
         raise ConfigError(f"arms need distinct names; got {names}")

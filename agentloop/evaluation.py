@@ -66,3 +66,13 @@ class EvaluationQueue:
         self.pool.shutdown(wait=True)
         for evaluator in self.evaluators:
             evaluator.close()
+
+
+def evaluations_for(evaluation) -> Evaluates:
+    """The executor an experiment's `evaluation` section asks for."""
+    options = dict(timing=evaluation.timing, compile_baseline=evaluation.compile_baseline, profile=evaluation.profile)
+    if evaluation.executor == "ray":
+        from agentloop.ray_evaluation import RayEvaluations
+
+        return RayEvaluations(evaluation.ray_address, evaluation.device, evaluation.workers, **options)
+    return EvaluationQueue(evaluation.device, evaluation.workers, **options)

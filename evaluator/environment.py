@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import platform
+import socket
 import subprocess
 
 import torch
@@ -33,6 +34,7 @@ def environment(device_type: str, device_index: int = 0) -> Environment:
         python=platform.python_version(),
         gpu=torch.cuda.get_device_name(device_index) if on_gpu else None,
         driver=driver_version() if on_gpu else None,
+        host=socket.gethostname(),
     )
 
 

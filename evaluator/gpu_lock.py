@@ -56,4 +56,15 @@ def exclusive(lock_dir: str | Path | None):
 
 
 def lock_dir_for(cache_dir: Path, device_index: int) -> Path:
-    return cache_dir / "locks" / f"gpu{device_index}"
+    """One lock per physical GPU, however CUDA_VISIBLE_DEVICES numbers it in this process (Ray
+    workers and per-GPU shards each see their GPU as device 0)."""
+    return cache_dir / "locks" / f"gpu-{physical_gpu_id(device_index)}"
+
+
+def physical_gpu_id(device_index: int) -> str:
+    import torch
+
+    try:
+        return str(torch.cuda.get_device_properties(device_index).uuid)
+    except (AttributeError, RuntimeError, AssertionError):
+        return str(device_index)

@@ -115,6 +115,7 @@ class Environment:
     python: str
     gpu: str | None = None
     driver: str | None = None
+    host: str | None = None  # the machine (a Ray cluster's node) it ran on
 
 
 @dataclass

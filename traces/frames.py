@@ -23,6 +23,14 @@ def arm_methods(store: TraceStore, run_id: str) -> dict[str, str]:
     return {arm["name"]: arm.get("method", arm["name"]) for arm in config.get("arms", [])}
 
 
+def device_name(attempt: Attempt) -> str | None:
+    """The GPU model an attempt was evaluated on ("CPU interpreter" without one); None if never evaluated."""
+    if attempt.result is None:
+        return None
+    env = attempt.result.environment
+    return env.gpu or ("CPU interpreter" if env.interpreter else env.device)
+
+
 def attempts_frame(attempts: list[Attempt], methods: dict[str, str] | None = None) -> pd.DataFrame:
     methods = methods or {}
     rows = [{
@@ -34,6 +42,7 @@ def attempts_frame(attempts: list[Attempt], methods: dict[str, str] | None = Non
         "tokens_in": a.tokens_in, "tokens_out": a.tokens_out, "cost_usd": a.cost_usd, "latency_s": a.latency_s,
         "eval_s": a.eval_s, "cached_response": a.cached_response, "code_hash": a.code_hash,
         "feedback": ",".join(a.feedback), "started_at": a.started_at, "finished_at": a.finished_at,
+        "device": device_name(a), "host": a.result.environment.host if a.result else None,
     } for a in attempts]
     frame = pd.DataFrame(rows, columns=list(rows[0]) if rows else None)
     if not frame.empty:

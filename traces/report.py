@@ -120,6 +120,7 @@ def build_context(store: TraceStore, run_id: str) -> dict:
         "run_id": run_id, "summary": stats.summary(frame), "rounds": _table(rounds, rate_columns),
         "categories": _table(categories[["category", "chains", "correct_chains", "correct_rate",
                                          "geomean_best_speedup", "tokens", "cost_usd"]], ("correct_rate",)),
+        "devices": _table(stats.by_device(frame)),
         "rescued": stats.rescued_vs_start(frame), "attribution": stats.attribution(frame),
         "transitions": stats.transition_matrix(frame), "plots": _plots(frame, rounds, chains),
         "chains": _chains_view(store.attempts(run_id)),

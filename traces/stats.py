@@ -141,3 +141,16 @@ def summary(frame: pd.DataFrame) -> dict:
         "tokens": int(frame["tokens_in"].sum() + frame["tokens_out"].sum()) if len(frame) else 0,
         "cost_usd": float(frame["cost_usd"].sum()) if len(frame) else 0.0,
     }
+
+
+def by_device(frame: pd.DataFrame) -> pd.DataFrame:
+    """Where evaluations ran: per GPU model (a mixed cluster reports each apart), its hosts, attempts,
+    correct attempts and the median speedup of the correct, timed ones."""
+    evaluated = frame[frame["device"].notna()]
+    rows = []
+    for device, rows_of in evaluated.groupby("device", sort=True):
+        timed = rows_of[rows_of["correct"]]["speedup"].dropna()
+        rows.append({"device": device, "hosts": int(rows_of["host"].nunique()), "attempts": int(len(rows_of)),
+                     "correct": int(rows_of["correct"].sum()),
+                     "median_speedup": float(timed.median()) if len(timed) else float("nan")})
+    return pd.DataFrame(rows, columns=["device", "hosts", "attempts", "correct", "median_speedup"])

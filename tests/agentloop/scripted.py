@@ -21,7 +21,7 @@ def answer(verdict: str, speedup: float | None = None, body: str = "") -> str:
 
 def fake_result(task_id: str, verdict: str, speedup: float | None) -> EvalResult:
     env = Environment(device="cuda:0" if speedup else "cpu", interpreter=not speedup, torch="t", triton="t",
-                      python="p")
+                      python="p", gpu="H100" if speedup else None, host="node-1" if speedup else "laptop")
     correct = verdict == "CORRECT"
     result = EvalResult(task_id=task_id, verdict=Verdict(verdict), stage=Stage.DONE if correct else Stage.ACCURACY,
                         reason="all cases passed" if correct else f"{verdict.lower()} because of the script",

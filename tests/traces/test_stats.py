@@ -88,3 +88,13 @@ def test_summary(frame):
     s = stats.summary(frame)
     assert (s["attempts"], s["chains"], s["correct_chains"]) == (24, 12, 11)
     assert s["tokens"] == 24 * 150 and s["cost_usd"] == pytest.approx(0.024)
+
+
+def test_by_device_reports_each_gpu_model_apart(frame):
+    table = stats.by_device(frame).set_index("device")
+    # known_store: the 16 correct attempts were timed on an H100 (node-1), the 8 others ran on a CPU
+    assert list(table.index) == ["CPU interpreter", "H100"]
+    assert table.loc["H100", ["hosts", "attempts", "correct"]].tolist() == [1, 16, 16]
+    assert table.loc["H100", "median_speedup"] == pytest.approx(1.35)
+    assert table.loc["CPU interpreter", ["attempts", "correct"]].tolist() == [8, 0]
+    assert math.isnan(table.loc["CPU interpreter", "median_speedup"])

@@ -1,0 +1,137 @@
+"""Evaluations on a Ray cluster. Each worker is a Ray actor that holds one warm Evaluator (and its
+fork server) and one GPU, or one CPU slot in interpreter mode; the orchestrator stays on the driver.
+An evaluation whose actor dies (a lost node, a killed process) is retried on another actor; Ray
+restarts the dead one. Results come back as EvalResult JSON, so a verdict does not depend on where
+it was computed. Ray is an optional extra: nothing here is imported unless the executor is chosen.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+from evaluator.result import EvalResult
+from evaluator.task import Task
+
+RETRIES = 3
+
+
+class RayUnavailable(RuntimeError):
+    """Ray is not installed or the cluster cannot be reached."""
+
+
+def load_task_from(task_id: str, source_path: str) -> Task:
+    """The task again, on a worker, from the same file the driver loaded it from."""
+    from evaluator.interop import KERNELBENCH_CATEGORY, load_problem
+    from evaluator.loader import load_task
+
+    loader = load_problem if task_id.startswith(KERNELBENCH_CATEGORY + "/") else load_task
+    task = loader(Path(source_path))
+    if task.id != task_id:
+        raise ValueError(f"{source_path} holds {task.id}, not {task_id}")
+    return task
+
+
+class EvaluatorActor:
+    """One evaluator on one device of whichever node Ray placed it on."""
+
+    def __init__(self, device: str, options: dict[str, Any]):
+        import os
+
+        import torch
+
+        from evaluator.evaluate import Evaluator, EvaluatorConfig
+
+        if device == "cpu":
+            os.environ.setdefault("TRITON_INTERPRET", "1")
+        self.device = "cuda:0" if device == "cuda" and torch.cuda.is_available() else "cpu"
+        self.evaluator = Evaluator(EvaluatorConfig(device=self.device, **options))
+        self.tasks: dict[str, Task] = {}
+
+    def pid(self) -> int:
+        import os
+
+        return os.getpid()
+
+    def evaluate(self, task_id: str, source_path: str, code: str) -> str:
+        if task_id not in self.tasks:
+            self.tasks[task_id] = load_task_from(task_id, source_path)
+        return self.evaluator.evaluate(self.tasks[task_id], code).to_json()
+
+    def close(self) -> None:
+        self.evaluator.close()
+
+
+class RayEvaluations:
+    """The `Evaluates` interface over a pool of EvaluatorActors."""
+
+    def __init__(self, address: str | None = None, device: str = "auto", workers: int = 0, timing: bool = True,
+                 compile_baseline: bool = False, profile: bool = False):
+        ray = _import_ray()
+        if not ray.is_initialized():
+            try:
+                ray.init(address=address, include_dashboard=False, log_to_driver=False,
+                         runtime_env={"env_vars": {"PYTHONPATH": str(Path(__file__).resolve().parents[1])}})
+            except (ConnectionError, RuntimeError, ValueError) as exc:
+                raise RayUnavailable(f"cannot reach the Ray cluster at {address or 'a new local one'}: {exc}") from exc
+        self.ray = ray
+        resources = ray.cluster_resources()
+        gpus = int(resources.get("GPU", 0))
+        if device == "cuda" and not gpus:
+            raise RayUnavailable("--device cuda: the Ray cluster has no GPU")
+        on_gpu = gpus > 0 and device in ("auto", "cuda")
+        count = gpus if on_gpu else (workers or max(1, int(resources.get("CPU", 1))))
+        actor = ray.remote(num_gpus=1 if on_gpu else 0, num_cpus=1, max_restarts=-1)(EvaluatorActor)
+        options = {"timing": timing, "compile_baseline": compile_baseline, "profile": profile}
+        self.actors = [actor.remote("cuda" if on_gpu else "cpu", options) for _ in range(count)]
+        self.devices = ["cuda" if on_gpu else "cpu"] * count
+        self.idle: asyncio.Queue | None = None
+        self.busy: set[int] = set()  # actors with an evaluation in flight, by index
+        self.retried = 0
+
+    def _pool(self) -> asyncio.Queue:
+        if self.idle is None:
+            self.idle = asyncio.Queue()
+            for index in range(len(self.actors)):
+                self.idle.put_nowait(index)
+        return self.idle
+
+    def pids(self) -> list[int]:
+        """Each actor's worker process (for monitoring, and for tests that kill one)."""
+        return self.ray.get([actor.pid.remote() for actor in self.actors])
+
+    async def evaluate(self, task: Task, code: str) -> EvalResult:
+        if task.source_path is None:
+            raise ValueError(f"{task.id}: a task without a source file cannot be sent to a Ray worker")
+        pool, failures = self._pool(), []
+        lost = (self.ray.exceptions.RayActorError, self.ray.exceptions.ActorUnavailableError)
+        for _ in range(RETRIES + 1):
+            index = await pool.get()
+            self.busy.add(index)
+            try:
+                payload = await self.actors[index].evaluate.remote(task.id, str(task.source_path), code)
+                return EvalResult.from_json(payload)
+            except lost as exc:
+                failures.append(type(exc).__name__)
+                self.retried += 1
+            finally:
+                self.busy.discard(index)
+                pool.put_nowait(index)
+        raise RuntimeError(f"{task.id}: lost the Ray worker {len(failures)} times ({', '.join(failures)})")
+
+    def close(self) -> None:
+        for actor in self.actors:
+            try:
+                self.ray.get(actor.close.remote(), timeout=30)
+            except Exception:  # noqa: BLE001 - a dead actor has nothing to close
+                pass
+            self.ray.kill(actor)
+
+
+def _import_ray():
+    try:
+        import ray
+    except ImportError:
+        raise RayUnavailable("the Ray executor needs Ray: pip install 'agentloop-kernels[ray]'") from None
+    return ray

@@ -1,0 +1,141 @@
+"""The Ray executor on a local Ray cluster started by the test (CPU workers, Triton's interpreter):
+the same experiment gives the same verdicts as the local executor, and a worker killed mid-run is
+survived (its evaluation is retried on another worker)."""
+
+import asyncio
+import os
+import signal
+import threading
+import time
+
+import pytest
+from rich.console import Console
+
+from agentloop.config import Arm, Budgets, Evaluation, Experiment, TaskSelection
+from agentloop.evaluation import EvaluationQueue
+from agentloop.generators.base import GeneratorSpec, Request
+from agentloop.generators.scripted import ScriptedGenerator
+from agentloop.run import run_experiment
+from traces.store import TraceStore
+
+ray = pytest.importorskip("ray")
+
+RAISES = """```python
+import triton
+import triton.language as tl
+
+@triton.jit
+def nothing(x_ptr):
+    pass
+
+def {entry}(*args, **kwargs):
+    nothing[(1,)](args[0])
+    raise ValueError("not finished")
+```"""
+TASKS = ["Activation/relu", "Reduce/sum"]
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    """A two-CPU local Ray instance for this module."""
+    os.environ.setdefault("RAY_AUTH_MODE", "disabled")
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False,
+             _temp_dir=str(tmp_path_factory.mktemp("ray")))
+    yield
+    ray.shutdown()
+
+
+def experiment(store) -> Experiment:
+    return Experiment(name="ray", tasks=TaskSelection(ids=TASKS), samples=2,
+                      generator=GeneratorSpec(provider="scripted", model="m"), arms=[Arm("a")],
+                      budgets=Budgets(max_rounds=3, stagnation_rounds=0), store=str(store),
+                      evaluation=Evaluation(device="cpu", timing=False))
+
+
+def answers(suite):
+    """Round 0 raises inside a sandbox, round 1 is wrong (static), round 2 is the reference solution."""
+    def answer(request: Request) -> str:
+        task = suite[request.task_id]
+        if request.round == 1:
+            return "```python\nimport torch\ndef " + task.entry + "(*a, **k):\n    return torch.zeros(1)\n```"
+        if request.round == 2:
+            return "```python\n" + task.solution_path.read_text() + "\n```"
+        return RAISES.replace("{entry}", task.entry)
+    return answer
+
+
+def run_with(evaluations, suite, store) -> dict:
+    exp = experiment(store)
+    trace = TraceStore(store)
+    generator = ScriptedGenerator(exp.generator, answer=answers(suite))
+    summary = asyncio.run(run_experiment(exp, suite, trace, evaluations, Console(quiet=True),
+                                         progress_enabled=False, generators={"a": generator}))
+    attempts = trace.attempts(summary.run_id)
+    trace.close()
+    return {(a.task_id, a.sample, a.round): a for a in attempts}
+
+
+def kill_a_busy_worker(evaluations, pids: list[int], killed: list[int], stop: threading.Event) -> None:
+    while not stop.wait(0.05):
+        busy = list(evaluations.busy)
+        if busy:
+            time.sleep(0.5)  # well inside the evaluation
+            if busy[0] in evaluations.busy:
+                os.kill(pids[busy[0]], signal.SIGKILL)
+                killed.append(pids[busy[0]])
+                return
+
+
+def test_ray_reproduces_local_verdicts_and_survives_a_killed_worker(cluster, suite, tmp_path):
+    from agentloop.ray_evaluation import RayEvaluations
+
+    local = EvaluationQueue("cpu", workers=2, timing=False)
+    try:
+        expected = run_with(local, suite, tmp_path / "local.db")
+    finally:
+        local.close()
+
+    remote = RayEvaluations(device="cpu", workers=2, timing=False)
+    killed, stop = [], threading.Event()
+    try:
+        pids = remote.pids()
+        assert len(set(pids)) == 2 and os.getpid() not in pids, "two worker processes apart from the driver"
+        killer = threading.Thread(target=kill_a_busy_worker, args=(remote, pids, killed, stop), daemon=True)
+        killer.start()
+        got = run_with(remote, suite, tmp_path / "ray.db")
+    finally:
+        stop.set()
+        remote.close()
+
+    assert len(expected) == len(TASKS) * 2 * 3 and set(got) == set(expected)
+    assert {k: a.verdict for k, a in got.items()} == {k: a.verdict for k, a in expected.items()}
+    assert {"RUNTIME_FAIL", "STATIC_REJECT", "CORRECT"} <= {a.verdict for a in got.values()}
+    assert killed and remote.retried >= 1, "a worker was killed mid-evaluation and its evaluation retried"
+    hosts = {a.result.environment.host for a in got.values() if a.result and a.result.environment}
+    assert hosts and None not in hosts, "results record where they ran"
+
+
+def test_executor_is_configured_and_does_not_change_the_run():
+    from agentloop.config import ConfigError, load_experiment
+    with pytest.raises(ConfigError, match="not one of local, ray"):
+        load_experiment(None, ["evaluation.executor=spark"])
+    on_ray = load_experiment(None, ["evaluation.executor=ray", "evaluation.ray_address=auto"])
+    assert on_ray.evaluation.executor == "ray" and on_ray.evaluation.ray_address == "auto"
+    assert on_ray.run_id == load_experiment(None, []).run_id, "a run started locally resumes on Ray"
+
+
+def test_agentloop_run_on_ray_from_the_command_line(tmp_path):
+    import subprocess
+    import sys
+
+    from tests.agentloop.test_run import ROOT, agentloop_env
+
+    store = tmp_path / "t.db"
+    done = subprocess.run([sys.executable, "-m", "agentloop", "run", "--executor", "ray", "--device", "cpu", "--task",
+                           "gelu", "--max-rounds", "1", "--store", str(store), "--no-progress"], capture_output=True,
+                          text=True, timeout=600, env=agentloop_env(RAY_AUTH_MODE="disabled"), cwd=ROOT)
+    assert done.returncode == 0, done.stderr[-3000:]
+    trace = TraceStore(store)
+    (attempt,) = trace.attempts()
+    trace.close()
+    assert attempt.result is not None and attempt.result.environment.host
