@@ -17,3 +17,23 @@ def test_contract_candidate(path, cpu_evaluator, suite):
     result = cpu_evaluator.evaluate(find_task(spec["task"], suite), path.read_text())
     assert result.verdict.value == spec["expect"], f"{result.verdict.value}: {result.reason}"
     assert spec["reason"] in result.reason, result.reason
+
+
+KEEP_LINE = "v = tl.where(u >= p, x * scale, 0.0)"
+BROKEN_DROPOUTS = {
+    # keeps every element (scaled as if kept): the share of zeros is far from p
+    "keeps everything": ("v = tl.where(u >= 0.0, x * scale, 0.0)", "zeroed elements"),
+    # drops with probability p but forgets the 1/(1-p) scale
+    "unscaled": ("v = tl.where(u >= p, x, 0.0)", "neither 0 nor the undropped value scaled"),
+}
+
+
+@pytest.mark.parametrize("broken", sorted(BROKEN_DROPOUTS))
+def test_broken_dropouts_fail(broken, cpu_evaluator, suite):
+    """One line of the reference solution changed: the statistical dropout contract notices."""
+    task = find_task("Fusion/fused_hardshrink_dropout", suite)
+    source = task.solution_path.read_text()
+    assert KEEP_LINE in source
+    line, reason = BROKEN_DROPOUTS[broken]
+    result = cpu_evaluator.evaluate(task, source.replace(KEEP_LINE, line))
+    assert result.verdict.value == "INCORRECT" and reason in result.reason, result.reason
