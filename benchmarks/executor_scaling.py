@@ -1,0 +1,101 @@
+"""Evaluation throughput by executor: the local executor on 1 GPU and on every visible GPU, and the
+Ray executor (a local Ray instance) on the same GPUs; scaling efficiency against one GPU.
+
+    python benchmarks/executor_scaling.py [--tasks ID|CATEGORY ...] [--copies 2] [--json out.json]
+                                          [--executors local1 local ray]
+
+The workload: the reference solutions of the chosen tasks (default: the first task of every
+category), each submitted `--copies` times with a distinct trailing comment (distinct sources, the
+same kernels). A first pass through the local executor warms the Triton, baseline and calibration
+caches, so every measured configuration sees the same warm caches; each configuration then scores
+the whole workload, and throughput is evaluations per second of wall time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from agentloop.evaluation import EvaluationQueue  # noqa: E402
+from evaluator.loader import load_suite  # noqa: E402
+
+
+def workload(suite: dict, wanted: list[str], copies: int) -> list[tuple]:
+    if wanted:
+        tasks = [t for i, t in sorted(suite.items()) if i in wanted or t.category in wanted]
+    else:
+        firsts: dict = {}
+        for task_id, task in sorted(suite.items()):
+            firsts.setdefault(task.category, task)
+        tasks = list(firsts.values())
+    return [(t, t.solution_path.read_text() + f"\n# copy {c}\n") for c in range(copies) for t in tasks]
+
+
+async def score(evaluations, jobs: list[tuple]) -> tuple[float, dict]:
+    began = time.perf_counter()
+    results = await asyncio.gather(*(evaluations.evaluate(task, code) for task, code in jobs))
+    wall = time.perf_counter() - began
+    verdicts: dict = {}
+    for r in results:
+        verdicts[r.verdict.value] = verdicts.get(r.verdict.value, 0) + 1
+    return wall, verdicts
+
+
+def executor(name: str, workers: int):
+    import torch
+
+    if name == "local1":
+        return EvaluationQueue("cuda:0" if torch.cuda.is_available() else "cpu", workers)
+    if name == "local":
+        return EvaluationQueue("auto", workers)
+    from agentloop.ray_evaluation import RayEvaluations
+
+    return RayEvaluations(device="auto", workers=workers)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--tasks", nargs="*", default=[])
+    parser.add_argument("--copies", type=int, default=2)
+    parser.add_argument("--workers", type=int, default=0, help="evaluations at once per device (local)")
+    parser.add_argument("--executors", nargs="*", default=["local1", "local", "ray"])
+    parser.add_argument("--json", type=Path)
+    args = parser.parse_args()
+    jobs = workload(load_suite(), args.tasks, args.copies)
+    warm = EvaluationQueue("auto", args.workers)
+    try:
+        asyncio.run(score(warm, jobs))
+    finally:
+        warm.close()
+    rows = []
+    for name in args.executors:
+        evaluations = executor(name, args.workers)
+        try:
+            devices = len(getattr(evaluations, "devices", [])) or 1
+            if hasattr(evaluations, "pids"):
+                evaluations.pids()  # Ray actors finish starting before the clock does
+            wall, verdicts = asyncio.run(score(evaluations, jobs))
+        finally:
+            evaluations.close()
+        rows.append({"executor": name, "devices": devices, "evaluations": len(jobs), "wall_s": round(wall, 1),
+                     "per_s": round(len(jobs) / wall, 3), "verdicts": verdicts})
+        print(json.dumps(rows[-1]), flush=True)
+    one = next((r["per_s"] for r in rows if r["executor"] == "local1"), None)
+    print("\n| executor | GPUs | evaluations | wall s | evaluations/s | vs 1 GPU | efficiency |")
+    print("|---|---|---|---|---|---|---|")
+    for r in rows:
+        ratio = r["per_s"] / one if one else float("nan")
+        print(f"| {r['executor']} | {r['devices']} | {r['evaluations']} | {r['wall_s']} | {r['per_s']} | "
+              f"{ratio:.2f}x | {ratio / r['devices']:.0%} |")
+    if args.json:
+        args.json.write_text(json.dumps(rows, indent=1))
+
+
+if __name__ == "__main__":
+    main()
