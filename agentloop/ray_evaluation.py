@@ -1,5 +1,7 @@
 """Evaluations on a Ray cluster. Each worker is a Ray actor that holds one warm Evaluator (and its
 fork server) and one GPU, or one CPU slot in interpreter mode; the orchestrator stays on the driver.
+A GPU actor runs several evaluations at once (threads: compilation and correctness checks overlap
+while the evaluator's GPU lock keeps timing exclusive), as the local executor does.
 An evaluation whose actor dies (a lost node, a killed process) is retried on another actor; Ray
 restarts the dead one. Results come back as EvalResult JSON, so a verdict does not depend on where
 it was computed. Ray is an optional extra: nothing here is imported unless the executor is chosen.
@@ -8,6 +10,7 @@ it was computed. Ray is an optional extra: nothing here is imported unless the e
 from __future__ import annotations
 
 import asyncio
+import collections
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +18,7 @@ from evaluator.result import EvalResult
 from evaluator.task import Task
 
 RETRIES = 3
+GPU_SLOTS = 4  # evaluations at once per GPU actor
 
 
 class RayUnavailable(RuntimeError):
@@ -82,19 +86,27 @@ class RayEvaluations:
             raise RayUnavailable("--device cuda: the Ray cluster has no GPU")
         on_gpu = gpus > 0 and device in ("auto", "cuda")
         count = gpus if on_gpu else (workers or max(1, int(resources.get("CPU", 1))))
-        actor = ray.remote(num_gpus=1 if on_gpu else 0, num_cpus=1, max_restarts=-1)(EvaluatorActor)
+        self.slots = (workers or GPU_SLOTS) if on_gpu else 1
+        actor = ray.remote(num_gpus=1 if on_gpu else 0, num_cpus=1, max_restarts=-1,
+                           max_concurrency=self.slots)(EvaluatorActor)
         options = {"timing": timing, "compile_baseline": compile_baseline, "profile": profile}
         self.actors = [actor.remote("cuda" if on_gpu else "cpu", options) for _ in range(count)]
         self.devices = ["cuda" if on_gpu else "cpu"] * count
         self.idle: asyncio.Queue | None = None
-        self.busy: set[int] = set()  # actors with an evaluation in flight, by index
+        self.in_flight: collections.Counter = collections.Counter()  # evaluations per actor index
         self.retried = 0
+
+    @property
+    def busy(self) -> set[int]:
+        """Actors with an evaluation in flight, by index."""
+        return {index for index, count in self.in_flight.items() if count}
 
     def _pool(self) -> asyncio.Queue:
         if self.idle is None:
             self.idle = asyncio.Queue()
-            for index in range(len(self.actors)):
-                self.idle.put_nowait(index)
+            for _ in range(self.slots):
+                for index in range(len(self.actors)):
+                    self.idle.put_nowait(index)
         return self.idle
 
     def pids(self) -> list[int]:
@@ -108,7 +120,7 @@ class RayEvaluations:
         lost = (self.ray.exceptions.RayActorError, self.ray.exceptions.ActorUnavailableError)
         for _ in range(RETRIES + 1):
             index = await pool.get()
-            self.busy.add(index)
+            self.in_flight[index] += 1
             try:
                 payload = await self.actors[index].evaluate.remote(task.id, str(task.source_path), code)
                 return EvalResult.from_json(payload)
@@ -116,7 +128,7 @@ class RayEvaluations:
                 failures.append(type(exc).__name__)
                 self.retried += 1
             finally:
-                self.busy.discard(index)
+                self.in_flight[index] -= 1
                 pool.put_nowait(index)
         raise RuntimeError(f"{task.id}: lost the Ray worker {len(failures)} times ({', '.join(failures)})")
 
