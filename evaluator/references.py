@@ -26,7 +26,8 @@ class CaseData:
 
     @property
     def nbytes(self) -> int:
-        leaves = flatten(self.expected.lo) + flatten(self.expected.hi)
+        leaves = (flatten(self.expected.lo) + flatten(self.expected.hi) + flatten(list(self.inputs.args))
+                  + flatten(list(self.inputs.kwargs.values())))
         return sum(t.numel() * t.element_size() for t in leaves if isinstance(t, torch.Tensor))
 
 
@@ -42,14 +43,15 @@ def expected_outputs(task: Task, inputs: Inputs, device: torch.device) -> Expect
 
 
 class ReferenceStore:
-    """LRU of case data, bounded by the bytes of expected outputs kept on the device."""
+    """LRU of case data (inputs on the host, expected outputs on the device), bounded in bytes;
+    the cases of tasks being evaluated stay whatever the bound."""
 
-    def __init__(self, directory: Path, device: torch.device, max_bytes: int = 6 << 30,
+    def __init__(self, directory: Path, device: torch.device, max_bytes: int | None = None,
                  lock_dir: Path | None = None):
         self.directory = directory
         self.lock_dir = lock_dir
         self.device = device
-        self.max_bytes = max_bytes
+        self.max_bytes = max_bytes or ((8 << 30) if device.type == "cuda" else (256 << 20))
         self._data: OrderedDict[tuple[str, str], CaseData] = OrderedDict()
         self._in_use: dict[str, int] = {}
         self._lock = threading.Lock()
@@ -107,5 +109,6 @@ class ReferenceStore:
             if self._in_use.get(key[0]):
                 continue
             old = self._data.pop(key)
+            self._key_locks.pop(key, None)
             total -= old.nbytes
             old.inputs_file.unlink(missing_ok=True)
