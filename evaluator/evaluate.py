@@ -21,6 +21,7 @@ from evaluator.contracts import dtype_name, flatten, structure_problem
 from evaluator.environment import device_key, environment
 from evaluator.integrity import ProjectIntegrity
 from evaluator.interop import strip_kernelbenchx_harness
+from evaluator.loader import TaskLoadError, tasks_root
 from evaluator.references import CaseData, ReferenceStore
 from evaluator.result import CaseResult, EvalResult, KernelInfo, Performance, Stage, Verdict
 from evaluator.sandbox import ChildGone, ForkServer, Limits, Sandbox, scratch_root, secret_values
@@ -73,8 +74,14 @@ class EvaluatorConfig:
 
 
 def default_watched() -> list[Path]:
+    """The evaluator, the loop, the trace code, the prompts and the task suite with its references."""
     root = Path(__file__).resolve().parent
-    return [root, root.parent / "agentloop", root.parent / "traces", root.parent / "prompts"]
+    watched = [root, root.parent / "agentloop", root.parent / "traces", root.parent / "prompts"]
+    try:
+        suite = tasks_root().resolve()
+    except TaskLoadError:
+        return watched
+    return watched + ([] if suite.is_relative_to(root) else [suite])
 
 
 class ProjectTampered(RuntimeError):

@@ -49,3 +49,12 @@ def test_a_candidate_that_writes_into_the_project_stops_evaluation(tmp_path, sui
         assert "contracts.py" in result.reason
         with pytest.raises(ProjectTampered):
             evaluator.evaluate(task, task.solution_path.read_text())
+
+
+def test_the_task_suite_and_its_references_are_watched():
+    from evaluator.evaluate import default_watched
+    from evaluator.loader import tasks_root
+
+    watched = [p.resolve() for p in default_watched()]
+    suite = tasks_root().resolve()
+    assert any(suite == w or suite.is_relative_to(w) for w in watched)
