@@ -66,9 +66,11 @@ ROTATION = (RAISES, FALLBACK, RAISES, PROSE, BROKEN)
 
 
 class Sampler:
-    """The orchestrator process (and its fork servers) every `every` seconds."""
+    """The orchestrator process (and its fork servers) every `every` seconds, and the bytes held by
+    the evaluators' reference caches (bounded by design)."""
 
-    def __init__(self, every: float = 1.0):
+    def __init__(self, evaluations: EvaluationQueue, every: float = 1.0):
+        self.evaluations = evaluations
         self.every, self.rows, self._stop = every, [], threading.Event()
         self.me = psutil.Process()
         self.thread = threading.Thread(target=self._loop, daemon=True)
@@ -79,7 +81,14 @@ class Sampler:
             children = self.me.children(recursive=True)
             self.rows.append({"t": time.monotonic() - began, "rss_mib": self.me.memory_info().rss / 2**20,
                               "fds": self.me.num_fds(), "threads": self.me.num_threads(),
-                              "children": len(children)})
+                              "children": len(children), "reference_cache_mib": self._cached() / 2**20})
+
+    def _cached(self) -> int:
+        total = 0
+        for evaluator in self.evaluations.evaluators:
+            with evaluator.references._lock:
+                total += sum(d.nbytes for d in evaluator.references._data.values())
+        return total
 
     def __enter__(self) -> "Sampler":
         self.thread.start()
@@ -124,7 +133,7 @@ def main() -> None:
         generator = ScriptedGenerator(experiment.generator, answer=answer)
         began = time.perf_counter()
         try:
-            with Sampler() as sampler:
+            with Sampler(evaluations) as sampler:
                 summary = asyncio.run(run_experiment(experiment, suite, store, evaluations, Console(stderr=True),
                                                      generators={"stress": generator}))
         finally:
@@ -143,7 +152,7 @@ def main() -> None:
         "attempts_per_s": round(len(attempts) / wall, 2), "samples": len(rows),
         "verdicts": dict(sorted(_count(a.verdict for a in attempts).items())),
     }
-    for key in ("rss_mib", "fds", "threads", "children"):
+    for key in ("rss_mib", "reference_cache_mib", "fds", "threads", "children"):
         figures[key] = {"early": window(rows, key, first), "late": window(rows, key, last),
                         "max": max(r[key] for r in rows)}
     print(json.dumps(figures, indent=1))
