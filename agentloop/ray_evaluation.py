@@ -19,6 +19,7 @@ from evaluator.task import Task
 
 RETRIES = 3
 GPU_SLOTS = 4  # evaluations at once per GPU actor
+WAIT_FOR_WORKER_S = 900.0
 
 
 class RayUnavailable(RuntimeError):
@@ -117,20 +118,39 @@ class RayEvaluations:
         if task.source_path is None:
             raise ValueError(f"{task.id}: a task without a source file cannot be sent to a Ray worker")
         pool, failures = self._pool(), []
-        lost = (self.ray.exceptions.RayActorError, self.ray.exceptions.ActorUnavailableError)
         for _ in range(RETRIES + 1):
-            index = await pool.get()
+            try:
+                index = await asyncio.wait_for(pool.get(), timeout=WAIT_FOR_WORKER_S)
+            except asyncio.TimeoutError:
+                raise RuntimeError(f"{task.id}: no Ray worker answered for {WAIT_FOR_WORKER_S:.0f} s") from None
             self.in_flight[index] += 1
+            healthy = True
             try:
                 payload = await self.actors[index].evaluate.remote(task.id, str(task.source_path), code)
                 return EvalResult.from_json(payload)
-            except lost as exc:
+            except self.ray.exceptions.RayError as exc:
+                if isinstance(exc, self.ray.exceptions.RayTaskError):
+                    raise  # the evaluator itself failed: not a lost worker
                 failures.append(type(exc).__name__)
                 self.retried += 1
+                healthy = False
             finally:
                 self.in_flight[index] -= 1
-                pool.put_nowait(index)
+                if healthy:
+                    pool.put_nowait(index)
+                else:
+                    asyncio.ensure_future(self._rejoin(index))
         raise RuntimeError(f"{task.id}: lost the Ray worker {len(failures)} times ({', '.join(failures)})")
+
+    async def _rejoin(self, index: int) -> None:
+        """A lost actor's slot comes back to the pool once Ray has restarted it and it answers."""
+        while True:
+            try:
+                await self.actors[index].pid.remote()
+                break
+            except self.ray.exceptions.RayError:
+                await asyncio.sleep(1.0)
+        self._pool().put_nowait(index)
 
     def close(self) -> None:
         for actor in self.actors:

@@ -72,6 +72,8 @@ def run_with(evaluations, suite, store) -> dict:
                                          progress_enabled=False, generators={"a": generator}))
     attempts = trace.attempts(summary.run_id)
     trace.close()
+    failed = [c.stop_reason for c in summary.chains if c.stop_reason.startswith("error")]
+    assert not failed, failed
     return {(a.task_id, a.sample, a.round): a for a in attempts}
 
 
