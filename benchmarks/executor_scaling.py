@@ -18,6 +18,7 @@ import asyncio
 import json
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -41,10 +42,7 @@ async def score(evaluations, jobs: list[tuple]) -> tuple[float, dict]:
     began = time.perf_counter()
     results = await asyncio.gather(*(evaluations.evaluate(task, code) for task, code in jobs))
     wall = time.perf_counter() - began
-    verdicts: dict = {}
-    for r in results:
-        verdicts[r.verdict.value] = verdicts.get(r.verdict.value, 0) + 1
-    return wall, verdicts
+    return wall, dict(Counter(r.verdict.value for r in results))
 
 
 def executor(name: str, workers: int):

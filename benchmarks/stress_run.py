@@ -21,6 +21,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections import Counter
 from pathlib import Path
 
 import psutil
@@ -84,11 +85,7 @@ class Sampler:
                               "children": len(children), "reference_cache_mib": self._cached() / 2**20})
 
     def _cached(self) -> int:
-        total = 0
-        for evaluator in self.evaluations.evaluators:
-            with evaluator.references._lock:
-                total += sum(d.nbytes for d in evaluator.references._data.values())
-        return total
+        return sum(evaluator.references.nbytes() for evaluator in self.evaluations.evaluators)
 
     def __enter__(self) -> "Sampler":
         self.thread.start()
@@ -150,7 +147,7 @@ def main() -> None:
         "chains": len(summary.chains), "attempts": len(attempts), "distinct_attempts": len(keys),
         "expected_attempts": len(summary.chains) * args.rounds, "wall_s": round(wall, 1),
         "attempts_per_s": round(len(attempts) / wall, 2), "samples": len(rows),
-        "verdicts": dict(sorted(_count(a.verdict for a in attempts).items())),
+        "verdicts": dict(sorted(Counter(a.verdict for a in attempts).items())),
     }
     for key in ("rss_mib", "reference_cache_mib", "fds", "threads", "children"):
         figures[key] = {"early": window(rows, key, first), "late": window(rows, key, last),
@@ -159,12 +156,6 @@ def main() -> None:
     if args.json:
         args.json.write_text(json.dumps({"figures": figures, "samples": rows}, indent=1))
 
-
-def _count(values) -> dict:
-    counts: dict = {}
-    for v in values:
-        counts[v] = counts.get(v, 0) + 1
-    return counts
 
 
 if __name__ == "__main__":

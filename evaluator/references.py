@@ -101,8 +101,21 @@ class ReferenceStore:
                 self._in_use[task.id] -= 1
                 self._evict()
 
+    def nbytes(self) -> int:
+        """Bytes held now (inputs and expected outputs of every cached case)."""
+        with self._lock:
+            return self._held()
+
+    def tasks(self) -> set[str]:
+        """Tasks with cases in the cache."""
+        with self._lock:
+            return {task_id for task_id, _ in self._data}
+
+    def _held(self) -> int:
+        return sum(d.nbytes for d in self._data.values())
+
     def _evict(self) -> None:
-        total = sum(d.nbytes for d in self._data.values())
+        total = self._held()
         for key in list(self._data):
             if total <= self.max_bytes:
                 return

@@ -14,11 +14,10 @@ def test_the_cache_stays_within_its_bound_and_keeps_tasks_in_use(tmp_path, suite
         kept = [store.get(gelu, case) for case in plan(gelu, on_gpu=False)[:3]]
         for task in (softmax, total):
             store.get(task, plan(task, on_gpu=False)[0])
-        cached = {key[0] for key in store._data}
-        assert cached == {"Activation/gelu"}, "other tasks' cases were evicted; gelu's, in use, stayed"
+        assert store.tasks() == {"Activation/gelu"}, "other tasks' cases were evicted; gelu's, in use, stayed"
         assert all(data.inputs_file.exists() for data in kept)
         assert len(list(tmp_path.glob("*.pt"))) == 3, "evicted cases took their input files with them"
-    assert not store._data and not list(tmp_path.glob("*.pt")), "released, gelu's cases go too"
+    assert not store.tasks() and not list(tmp_path.glob("*.pt")), "released, gelu's cases go too"
 
 
 def test_the_default_bound_counts_inputs(tmp_path, suite):
