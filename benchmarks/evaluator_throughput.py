@@ -1,6 +1,8 @@
-"""Evaluator throughput: every shipped reference solution scored end to end, cold caches included.
+"""Evaluator throughput: reference solutions scored end to end, cold caches included. By default the
+15 foundation tasks (one per category, issue 2's target); `--tasks all` takes the whole suite.
 
     python benchmarks/evaluator_throughput.py [--workers N] [--json out.json] [--cache-root DIR] [--warm]
+                                              [--tasks ID ... | all]
 
 Caches (Triton's kernel cache, agentloop's baselines and calibration) live under --cache-root.
 Cold (the default) empties them first; --warm reuses what an earlier run left there. Prints a
@@ -23,12 +25,14 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--workers", type=int, default=8)
     parser.add_argument("--json", type=Path)
     parser.add_argument("--cache-root", type=Path)
     parser.add_argument("--warm", action="store_true", help="reuse the caches under --cache-root")
+    parser.add_argument("--tasks", nargs="+", default=None, help="task ids, or `all` (default: the 15 foundation tasks)")
     args = parser.parse_args()
     root = args.cache_root or Path(tempfile.mkdtemp(prefix="agentloop-bench-"))
     if not args.warm:
@@ -37,9 +41,11 @@ def main() -> None:
     cache = root / "agentloop"
 
     from evaluator.evaluate import Evaluator, EvaluatorConfig
-    from evaluator.loader import load_suite
+    from evaluator.loader import FOUNDATION_TASKS, load_suite
 
     suite = load_suite()
+    if args.tasks != ["all"]:
+        suite = {i: suite[i] for i in (args.tasks or FOUNDATION_TASKS)}
     began = time.perf_counter()
     config = EvaluatorConfig(cache_dir=cache)
     with Evaluator(config) as evaluator:

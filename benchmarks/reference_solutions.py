@@ -2,12 +2,13 @@
 fraction of the roofline floor; per-category geometric means; the tasks below the aims.
 
     python benchmarks/reference_solutions.py [--workers 8] [--tasks ID|CATEGORY ...] [--shard K/N]
-                                             [--jsonl results.jsonl]
+                                             [--jsonl results.jsonl] [--skip-done earlier.jsonl ...]
     python benchmarks/reference_solutions.py --summarize results*.jsonl
 
 Each result is appended to --jsonl as it finishes, so a run cut short keeps what it measured; shards
 split the suite between processes (one per GPU: CUDA_VISIBLE_DEVICES=K). --summarize prints the
-tables from any number of such files.
+tables from any number of such files. --skip-done leaves out the tasks an earlier, cut-short run
+already scored, so a second run finishes the suite.
 
 Aims (issue 5): geometric-mean speedup >= 1.0x overall, median roofline fraction >= 50%.
 """
@@ -15,10 +16,13 @@ Aims (issue 5): geometric-mean speedup >= 1.0x overall, median roofline fraction
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import statistics
 import sys
+import threading
+import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
@@ -35,28 +39,64 @@ def category(task_id: str) -> str:
     return task_id.split("/")[0]
 
 
-def select(suite: dict, wanted: list[str], shard: str | None) -> list:
-    tasks = [t for i, t in sorted(suite.items()) if not wanted or i in wanted or t.category in wanted]
+def select(suite: dict, wanted: list[str], shard: str | None, done: set[str] = frozenset()) -> list:
+    tasks = [t for i, t in sorted(suite.items())
+             if (not wanted or i in wanted or t.category in wanted) and i not in done]
     if shard:
         k, n = (int(x) for x in shard.split("/"))
         tasks = tasks[k::n]
     return tasks
 
 
-def measure(tasks: list, workers: int, jsonl: Path | None) -> list[EvalResult]:
+def measure(tasks: list, workers: int, jsonl: Path | None, timing_seconds: float | None) -> list[EvalResult]:
     from evaluator.evaluate import Evaluator, EvaluatorConfig
 
     results = []
-    with Evaluator(EvaluatorConfig()) as evaluator, ThreadPoolExecutor(workers) as pool:
-        futures = {pool.submit(evaluator.evaluate, t, t.solution_path.read_text()): t for t in tasks}
+    policy = {"max_seconds": timing_seconds} if timing_seconds else {}
+    started: dict[str, float] = {}
+
+    def evaluate(evaluator, task):
+        started[task.id] = time.monotonic()
+        try:
+            return evaluator.evaluate(task, task.solution_path.read_text())
+        finally:
+            started.pop(task.id, None)
+
+    with Evaluator(EvaluatorConfig(timing_policy=policy)) as evaluator, ThreadPoolExecutor(workers) as pool, \
+            heartbeat(started):
+        futures = {pool.submit(evaluate, evaluator, t): t for t in tasks}
         for done, future in enumerate(as_completed(futures), 1):
-            result = future.result()
+            try:
+                result = future.result()
+            except Exception as exc:  # noqa: BLE001 - an evaluator failure on one task is reported, not fatal
+                print(f"[{done}/{len(tasks)}] {futures[future].id}: evaluator error {type(exc).__name__}: {exc}",
+                      file=sys.stderr, flush=True)
+                continue
             results.append(result)
             print(f"[{done}/{len(tasks)}] {futures[future].id}: {result.verdict.value}", file=sys.stderr, flush=True)
             if jsonl:
                 with open(jsonl, "a") as f:
                     f.write(json.dumps(result.to_dict()) + "\n")
     return results
+
+
+@contextlib.contextmanager
+def heartbeat(started: dict[str, float], every: float = 30.0):
+    """Every `every` seconds, the evaluations in flight and how long each has run (on stderr)."""
+    stop = threading.Event()
+
+    def beat():
+        while not stop.wait(every):
+            now = time.monotonic()
+            running = sorted(started.items(), key=lambda kv: kv[1])
+            print("in flight: " + ", ".join(f"{t} {now - t0:.0f}s" for t, t0 in running), file=sys.stderr, flush=True)
+
+    thread = threading.Thread(target=beat, daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
 
 
 def report(results: list[EvalResult]) -> None:
@@ -108,13 +148,20 @@ def main() -> None:
     parser.add_argument("--shard", help="K/N: every N-th task starting at K")
     parser.add_argument("--jsonl", type=Path, help="append each result as it finishes (survives a timeout)")
     parser.add_argument("--summarize", nargs="+", type=Path, help="print the tables from JSONL files")
+    parser.add_argument("--timing-seconds", type=float,
+                        help="cap on each timing run (default: the evaluator's policy, 3 s)")
+    parser.add_argument("--skip-done", nargs="+", type=Path, default=[],
+                        help="leave out the tasks already scored in these JSONL files")
     args = parser.parse_args()
     if args.summarize:
         report(load(args.summarize))
         return
     from evaluator.loader import load_suite
 
-    report(measure(select(load_suite(), args.tasks or [], args.shard), args.workers, args.jsonl))
+    done = {r.task_id for r in load([p for p in args.skip_done if p.exists()])}
+    tasks = select(load_suite(), args.tasks or [], args.shard, done)
+    print(f"{len(tasks)} tasks to score ({len(done)} already scored)", file=sys.stderr, flush=True)
+    report(measure(tasks, args.workers, args.jsonl, args.timing_seconds))
 
 
 if __name__ == "__main__":

@@ -20,15 +20,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--repeats", type=int, default=5)
-    parser.add_argument("--tasks", nargs="*")
+    parser.add_argument("--tasks", nargs="*", help="task ids (default: the 15 foundation tasks)")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
 
     from evaluator.evaluate import Evaluator, EvaluatorConfig
-    from evaluator.loader import load_suite
+    from evaluator.loader import FOUNDATION_TASKS, load_suite
 
     suite = load_suite()
-    chosen = [suite[t] for t in args.tasks] if args.tasks else list(suite.values())
+    chosen = [suite[t] for t in (args.tasks or FOUNDATION_TASKS)]
     rows = []
     with Evaluator(EvaluatorConfig()) as evaluator:
         for task in chosen:

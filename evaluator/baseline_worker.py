@@ -19,6 +19,7 @@ from evaluator.worker import Channel, time_function
 def serve(scratch: Path) -> None:
     job = json.loads((scratch / "job.json").read_text())
     channel = Channel(scratch / "ctl.sock")
+    channel.report_lock_waits()
     device = torch.device(job["device"])
     torch.cuda.set_device(device)
     task = load_task(Path(job["task_path"]))

@@ -25,7 +25,10 @@ DEFAULT_EPS = {
     "float16": 1e-3,
     "bfloat16": 8e-3,
 }
-TF32_EPS = 2e-3
+# TF32 rounds matmul inputs to 10 mantissa bits (unit roundoff 2^-11, about 4.9e-4). Relative to
+# |hi| + rms, an element's error is a few units typically; the worst of 10^7 elements reached 3.2e-3
+# for the reference solutions on an H100 (fused_tanh_linear).
+TF32_EPS = 5e-3
 
 
 def dtype_name(dtype: torch.dtype) -> str:
@@ -171,12 +174,15 @@ class Tolerance:
     Element i passes when |got - hi| <= eps * (|hi| + rms(hi)) + error_factor * |lo - hi|,
     where lo is the reference computed in the evaluated dtype: the bound follows the
     reference's own low-precision error. The whole output must also pass in norm.
+    `abs_floor` adds eps * abs_floor to every element's bound, for outputs that cancel far below
+    the scale of the values they were computed from (a distance between nearly equal unit vectors).
     """
 
     kind: str = "tolerance"
     eps: dict[str, float] = field(default_factory=lambda: dict(DEFAULT_EPS))
     error_factor: float = 4.0
     tf32: bool = False
+    abs_floor: float = 0.0
     needs_hi: bool = True
 
     def eps_for(self, dtype: torch.dtype) -> float:
@@ -207,15 +213,16 @@ class Tolerance:
         rms = float(h.square().mean().sqrt()) if h.numel() else 0.0
         err = torch.where(finite, (got64 - hi64).abs(), torch.zeros_like(hi64))
         own = torch.where(finite, (lo64 - hi64).abs(), torch.zeros_like(hi64))
-        bound = eps * (h.abs() + rms) + self.error_factor * own
+        bound = eps * (h.abs() + rms + self.abs_floor) + self.error_factor * own
         bad = (err > bound) | wrong_status
         j = Judgement(passed=True, numel=lo.numel())
         j.max_abs_err = float(err.max()) if err.numel() else 0.0
         j.max_rel_err = float((err / (h.abs() + rms)).max()) if err.numel() and rms > 0 else j.max_abs_err
         j.mismatches = int(bad.sum())
-        norm_bound = self.error_factor * float(own.square().sum().sqrt()) + eps * float(h.square().sum().sqrt())
+        norm_bound = (self.error_factor * float(own.square().sum().sqrt()) + eps * float(h.square().sum().sqrt())
+                      + eps * self.abs_floor * h.numel() ** 0.5)
         norm_err = float(err.square().sum().sqrt())
-        constant = _constant_output_problem(h, got64, finite)
+        constant = _constant_output_problem(torch.where(finite, lo64, torch.zeros_like(lo64)), got64, finite)
         if j.mismatches:
             j.passed = False
             j.first_bad = _bad_elements(bad, hi64, got64)
@@ -240,10 +247,12 @@ class Tolerance:
         return judgement
 
 
-def _constant_output_problem(h: torch.Tensor, got: torch.Tensor, finite: torch.Tensor) -> str:
-    if h.numel() < 2 or not bool(finite.any()):
+def _constant_output_problem(lo: torch.Tensor, got: torch.Tensor, finite: torch.Tensor) -> str:
+    """A constant output where the reference in the same dtype varies (values that differ only
+    beyond the dtype's precision may legitimately round to one value)."""
+    if lo.numel() < 2 or not bool(finite.any()):
         return ""
-    g, e = got[finite], h[finite]
+    g, e = got[finite], lo[finite]
     if bool((g == g[0]).all()) and not bool((e == e[0]).all()):
         return f"every output element is {float(g[0]):.6g}, but the expected output varies"
     return ""

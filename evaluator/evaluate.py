@@ -8,6 +8,7 @@ import hashlib
 import os
 import shutil
 import tempfile
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -15,7 +16,7 @@ from typing import Any, Iterator
 
 import torch
 
-from evaluator import baseline, calibration, gpu_lock, maintainability, profiler, roofline, wire
+from evaluator import baseline, calibration, gpu_lock, maintainability, memory_gate, profiler, roofline, wire
 from evaluator.cases import Case, plan, timing_cases
 from evaluator.contracts import dtype_name, flatten, structure_problem
 from evaluator.environment import device_key, environment
@@ -26,7 +27,7 @@ from evaluator.references import CaseData, ReferenceStore
 from evaluator.result import CaseResult, EvalResult, KernelInfo, Performance, Stage, Verdict
 from evaluator.sandbox import ChildGone, ForkServer, Limits, Sandbox, scratch_root, secret_values
 from evaluator.static_checks import check_source
-from evaluator.task import Task
+from evaluator.task import Task, on_device
 from evaluator.timing import stats
 
 ENTRY_ALIASES = ("kernel_function",)
@@ -115,7 +116,7 @@ class Evaluator:
         self.cache_dir = Path(self.config.cache_dir)
         self.lock_dir = (gpu_lock.lock_dir_for(self.cache_dir, self.device.index or 0) if self.on_gpu else None)
         self.limits = self.config.limits or (
-            Limits(step_seconds=60, total_seconds=300, memory_bytes=16 << 30, address_space=False) if self.on_gpu
+            Limits(step_seconds=180, total_seconds=600, memory_bytes=16 << 30, address_space=False) if self.on_gpu
             else Limits(step_seconds=120, total_seconds=900, memory_bytes=6 << 30, address_space=True))
         self.work_dir = Path(tempfile.mkdtemp(prefix="agentloop-inputs-", dir=scratch_root()))
         self.references = ReferenceStore(self.work_dir, self.device, lock_dir=self.lock_dir)
@@ -123,6 +124,10 @@ class Evaluator:
         self.baselines = baseline.BaselineCache(self.cache_dir / "baselines.json")
         self.secrets = secret_values(dict(os.environ))
         self._peaks: calibration.Peaks | None = None
+        self.memory_gate = memory_gate.MemoryGate()
+        # Judging a large case on the GPU takes a few of its temporaries at once; two at a time keep
+        # the evaluator's own GPU memory small while candidates hold theirs.
+        self._judging = threading.Semaphore(2 if self.on_gpu else 64)
         self.integrity = ProjectIntegrity(self.config.watched or default_watched()) if self.config.watch_project else None
         self.tampered: list[str] = []
 
@@ -140,6 +145,15 @@ class Evaluator:
     def evaluate(self, task: Task, source: str) -> EvalResult:
         if self.tampered:
             raise ProjectTampered(self.tampered)
+        with self.memory_gate.shared():
+            result = self._evaluate_once(task, source)
+        if self.on_gpu and memory_gate.starved(result):
+            with self.memory_gate.alone():
+                result = self._evaluate_once(task, source)
+            result.phases["retried_alone"] = 1.0
+        return result
+
+    def _evaluate_once(self, task: Task, source: str) -> EvalResult:
         began = time.perf_counter()
         result = EvalResult(task_id=task.id, verdict=Verdict.CORRECT, stage=Stage.STATIC, reason="",
                             source_hash=hashlib.sha256(source.encode()).hexdigest(),
@@ -152,6 +166,8 @@ class Evaluator:
             result.verdict, result.reason = v.verdict, v.reason[:MAX_REASON_CHARS]
             result.traceback = v.traceback[-MAX_REASON_CHARS:] if v.traceback else None
         result.phases["total"] = time.perf_counter() - began
+        if self.on_gpu:
+            torch.cuda.empty_cache()  # what this evaluation's references and judging left cached
         self._check_integrity(result)
         return self._redacted(result)
 
@@ -280,8 +296,7 @@ class Evaluator:
             raise Verdicts(Verdict.CONTRACT_FAIL, f"on {describe_case(case)}: the call returned {written / 2**20:.1f} "
                            f"MiB of output where {expected / 2**20:.2f} MiB was expected; it was not loaded")
         try:
-            with gpu_lock.shared(self.lock_dir):
-                payload = wire.load(path, self.device)
+            payload = wire.load(path, "cpu")  # judging moves it to the device
         except wire.WireError as exc:
             raise Verdicts(Verdict.CONTRACT_FAIL, f"on {describe_case(case)}: {exc}") from None
         if not isinstance(payload, dict) or "out" not in payload:
@@ -290,8 +305,7 @@ class Evaluator:
 
     def _judge_case(self, task: Task, case: Case, data: CaseData, runs: list[Any], result: EvalResult) -> None:
         problem = structure_problem(data.expected.lo, runs[0])
-        with gpu_lock.shared(self.lock_dir):
-            judgement = None if problem else task.contract.judge(data.expected, runs, data.inputs)
+        judgement = None if problem else self._judge(task, data, runs)
         case_result = CaseResult(size=case.size, dtype=dtype_name(case.dtype), mode=case.mode, seed=case.seed,
                                  passed=judgement.passed if judgement else False,
                                  reason=problem or judgement.reason)
@@ -307,6 +321,14 @@ class Evaluator:
         else:
             verdict = Verdict.OUTLIER_FAIL if case.mode == "outlier" else Verdict.INCORRECT
         raise Verdicts(verdict, f"on {describe_case(case)}: {case_result.reason}")
+
+    def _judge(self, task: Task, data: CaseData, runs: list[Any]):
+        """On the evaluator's device; on the host when candidates have taken the GPU's memory."""
+        try:
+            with self._judging, gpu_lock.shared(self.lock_dir):
+                return task.contract.judge(data.expected_on(self.device), on_device(runs, self.device), data.inputs)
+        except torch.OutOfMemoryError:
+            return task.contract.judge(data.expected, runs, data.inputs)
 
     # timing -----------------------------------------------------------------------------------
     def _time(self, box: Sandbox, task: Task, result: EvalResult) -> None:
@@ -324,9 +346,15 @@ class Evaluator:
         if not samples:
             raise Verdicts(Verdict.RUNTIME_FAIL, "timing produced no samples")
         candidate = stats(samples)
-        eager, compiled = self._baseline(task, sets)
+        try:
+            eager, compiled = self._baseline(task, sets)
+            baseline_error = None
+        except ChildGone as gone:  # the reference's failure is not the candidate's
+            eager = compiled = None
+            baseline_error = gone.reason[:MAX_REASON_CHARS]
         perf = Performance(size="standard", dtype=dtype_name(task.primary_dtype), candidate=candidate, eager=eager,
-                           compiled=compiled, timing_method="wall" if message.get("side_stream") else "events")
+                           compiled=compiled, timing_method="wall" if message.get("side_stream") else "events",
+                           baseline_error=baseline_error)
         if eager:
             perf.speedup = eager.median_ms / candidate.median_ms
         if compiled:
@@ -353,13 +381,12 @@ class Evaluator:
             raise Verdicts(Verdict.CONTRACT_FAIL, f"timed calls ran PyTorch operators on the host ({ops})")
         for k, data in enumerate(sets):
             try:
-                payload = wire.load(box.scratch / f"timed_set{k}.pt", self.device)
+                payload = wire.load(box.scratch / f"timed_set{k}.pt", "cpu")
             except wire.WireError as exc:
                 raise Verdicts(Verdict.CONTRACT_FAIL, f"timed call results unreadable: {exc}") from None
             out = payload.get("out") if isinstance(payload, dict) else None
             problem = structure_problem(data.expected.lo, out)
-            with gpu_lock.shared(self.lock_dir):
-                judgement = None if problem else task.contract.judge(data.expected, [out], data.inputs)
+            judgement = None if problem else self._judge(task, data, [out])
             if problem or not judgement.passed:
                 raise Verdicts(Verdict.CONTRACT_FAIL, "a timed call returned wrong results although the same call "
                                "passed before timing (results cached, replayed or computed ahead?): "
@@ -392,6 +419,8 @@ class Evaluator:
         text = f"all {passed} cases passed"
         if result.performance and result.performance.speedup is not None:
             text += f"; {result.performance.speedup:.2f}x eager PyTorch"
+        elif result.performance and result.performance.baseline_error:
+            text += f"; no speedup: the eager PyTorch baseline failed ({result.performance.baseline_error[:200]})"
         return text
 
     def _redacted(self, result: EvalResult) -> EvalResult:

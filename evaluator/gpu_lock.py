@@ -3,6 +3,9 @@ GPU user (correctness calls, reference computation) holds it shared.
 
 Two flock files: a turnstile that a waiting writer holds, so new readers queue behind it instead
 of starving it, and the lock itself. A `None` directory means no GPU: the lock is a no-op.
+
+A sandboxed child calls `report_waits` so that the evaluator hears when it blocks on the lock:
+time spent waiting for another candidate's timing is not the child's own time.
 """
 
 from __future__ import annotations
@@ -11,14 +14,38 @@ import contextlib
 import fcntl
 import os
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator
+
+_wait_listener: Callable[[bool], None] | None = None
+
+
+def report_waits(listener: Callable[[bool], None] | None) -> None:
+    """`listener(True)` before this process blocks on a lock, `listener(False)` once it holds it."""
+    global _wait_listener
+    _wait_listener = listener
+
+
+def _lock(fd: int, mode: int) -> None:
+    try:
+        fcntl.flock(fd, mode | fcntl.LOCK_NB)
+        return
+    except BlockingIOError:
+        pass
+    listener = _wait_listener
+    if listener:
+        listener(True)
+    try:
+        fcntl.flock(fd, mode)
+    finally:
+        if listener:
+            listener(False)
 
 
 @contextlib.contextmanager
 def _flock(path: Path, mode: int) -> Iterator[None]:
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
     try:
-        fcntl.flock(fd, mode)
+        _lock(fd, mode)
         yield
     finally:
         fcntl.flock(fd, fcntl.LOCK_UN)
@@ -39,7 +66,11 @@ def _hold(lock_dir: str | Path | None, mode: int) -> Iterator[None]:
     turnstile, lock = _paths(lock_dir)
     with _flock(turnstile, fcntl.LOCK_EX):
         fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o666)
-        fcntl.flock(fd, mode)
+        try:
+            _lock(fd, mode)
+        except BaseException:
+            os.close(fd)
+            raise
     try:
         yield
     finally:

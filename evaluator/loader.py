@@ -13,6 +13,11 @@ from evaluator.task import Task
 
 SOLUTION_SUFFIX = "_solution"
 TASKS_ENV = "AGENTLOOP_TASKS_DIR"
+# One task per category: the evaluator's own GPU tests and its throughput benchmark use these.
+FOUNDATION_TASKS = ("Activation/gelu", "Convolution/conv2d", "Fusion/fused_layer_norm_relu_linear", "Index/scatter",
+                    "LinearAlgebra/cholesky", "Loss/cross_entropy", "Math/softmax", "MatrixMultiply/matmul",
+                    "Normalization/batch_norm", "Optimizer/AdamW", "Pooling/avg_pool1d", "Quantization/matmul_w8a8",
+                    "Random/rand", "Reduce/sum", "SpatialOps/interpolate")
 
 
 class TaskLoadError(Exception):

@@ -22,7 +22,10 @@ from evaluator.task import Inputs, Task, clone_inputs, judged_outputs, on_device
 class CaseData:
     inputs: Inputs            # on the CPU, as the task built them
     inputs_file: Path
-    expected: Expected        # on the evaluator's device
+    expected: Expected        # on the host; judging moves it to the device case by case
+
+    def expected_on(self, device: torch.device) -> Expected:
+        return Expected(lo=on_device(self.expected.lo, device), hi=on_device(self.expected.hi, device))
 
     @property
     def nbytes(self) -> int:
@@ -37,13 +40,16 @@ def run_reference(task: Task, inputs: Inputs, device: torch.device) -> Any:
 
 
 def expected_outputs(task: Task, inputs: Inputs, device: torch.device) -> Expected:
-    lo = run_reference(task, inputs, device)
-    hi = run_reference(task, upcast(inputs), device) if task.contract.needs_hi else None
+    """Computed on `device`, kept on the host: GPU memory then holds only the cases being judged,
+    however many tasks are being evaluated at once."""
+    host = torch.device("cpu")
+    lo = on_device(run_reference(task, inputs, device), host)
+    hi = on_device(run_reference(task, upcast(inputs), device), host) if task.contract.needs_hi else None
     return Expected(lo=lo, hi=hi)
 
 
 class ReferenceStore:
-    """LRU of case data (inputs on the host, expected outputs on the device), bounded in bytes;
+    """LRU of case data (inputs and expected outputs on the host), bounded in bytes;
     the cases of tasks being evaluated stay whatever the bound."""
 
     def __init__(self, directory: Path, device: torch.device, max_bytes: int | None = None,

@@ -87,6 +87,8 @@ class Performance:
     # "events": CUDA events on the launching stream; "wall": device-synchronized wall time, used
     # when work outside that stream made it clearly longer.
     timing_method: str = "events"
+    # Set when the eager baseline could not be measured (the speedup is then missing).
+    baseline_error: str | None = None
 
 
 @dataclass

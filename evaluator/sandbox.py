@@ -172,7 +172,9 @@ class ChildGone(Exception):
 @dataclass
 class Limits:
     """`step_seconds`: the longest the child may go without reporting progress (one call, the
-    import, the timing phase); `total_seconds`: its whole life."""
+    import, the timing phase); `total_seconds`: its whole life. Neither counts the time the child
+    spends waiting for the GPU lock while other candidates are timed; `lock_wait_seconds` bounds
+    all such waits together (the child reports its waits, so a lying child gains at most that)."""
 
     step_seconds: float = 60.0
     total_seconds: float = 600.0
@@ -181,6 +183,7 @@ class Limits:
     disk_bytes: int = 8 << 30  # everything in the scratch directory together
     open_files: int = 1024
     processes: int = 64  # the candidate and everything it starts
+    lock_wait_seconds: float = 1800.0
     # RLIMIT_AS enforces memory_bytes on the CPU; with CUDA it must be off (CUDA reserves huge
     # address ranges) and the resident-memory watchdog enforces it instead.
     address_space: bool = True
@@ -209,13 +212,30 @@ class Sandbox:
         self.conn: socket.socket | None = None
         self.buffer = b""
         self.disk_checked = 0.0
+        self.waiting_since: float | None = None
+        self.waited = 0.0
+
+    def _lock_event(self, event: str) -> None:
+        now = time.monotonic()
+        if event == "lock_wait" and self.waiting_since is None:
+            self.waiting_since = now
+        elif event == "lock_held" and self.waiting_since is not None:
+            waited, self.waiting_since = now - self.waiting_since, None
+            self.waited += waited
+            self.started += waited
+            self.step_started += waited
 
     def _check_alive(self) -> None:
         info = self.server.exit_info(self.pid)
         if info is not None:
             raise ChildGone("RUNTIME_FAIL", info.describe(), self.output_tail())
         now = time.monotonic()
-        if now - self.step_started > self.limits.step_seconds or now - self.started > self.limits.total_seconds:
+        if self.waiting_since is not None:
+            if self.waited + now - self.waiting_since > self.limits.lock_wait_seconds:
+                self.kill()
+                raise ChildGone("TIMEOUT", f"waited more than {self.limits.lock_wait_seconds:.0f} s in all for the GPU "
+                                           "lock (the GPU is oversubscribed)", self.output_tail())
+        elif now - self.step_started > self.limits.step_seconds or now - self.started > self.limits.total_seconds:
             self.kill()
             limit = (f"{self.limits.step_seconds:.0f} s per step" if now - self.started <= self.limits.total_seconds
                      else f"{self.limits.total_seconds:.0f} s in all")
@@ -261,6 +281,15 @@ class Sandbox:
         return len(tree), total
 
     def recv(self) -> dict[str, Any]:
+        while True:
+            message = self._next_message()
+            if message.get("event") in ("lock_wait", "lock_held"):
+                self._lock_event(message["event"])
+                continue
+            self.step_started = time.monotonic()
+            return message
+
+    def _next_message(self) -> dict[str, Any]:
         while b"\n" not in self.buffer:
             self._check_alive()
             if self.conn is None:
@@ -277,7 +306,6 @@ class Sandbox:
                     raise ChildGone("RUNTIME_FAIL", reason, self.output_tail())
                 self.buffer += chunk
         line, self.buffer = self.buffer.split(b"\n", 1)
-        self.step_started = time.monotonic()
         try:
             message = json.loads(line)
         except json.JSONDecodeError:

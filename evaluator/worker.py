@@ -36,6 +36,9 @@ class Channel:
     def send(self, message: dict[str, Any]) -> None:
         self.sock.sendall(json.dumps(message).encode() + b"\n")
 
+    def report_lock_waits(self) -> None:
+        gpu_lock.report_waits(lambda waiting: self.send({"event": "lock_wait" if waiting else "lock_held"}))
+
     def recv(self) -> dict[str, Any]:
         line = self.reader.readline()
         if not line:
@@ -87,6 +90,7 @@ class CandidateProcess:
         self.scratch = scratch
         self.job = json.loads((scratch / "job.json").read_text())
         self.channel = Channel(scratch / "ctl.sock")
+        self.channel.report_lock_waits()
         self.device = torch.device(self.job["device"])
         self.candidate_path = str(scratch / "candidate.py")
         self.recorder = LaunchRecorder(lock_dir=self.job.get("lock_dir"))

@@ -32,15 +32,18 @@ def softmax_log_rows_kernel(x_ptr, y_ptr, M, K, SINGLE: tl.constexpr, BLOCK_M: t
         inv = tl.where((bad > 0.0) | (s == 0.0), float("nan"), 1.0 / s)
         tl.store(y_row + cols[None, :], (x * inv[:, None]).to(y_ptr.dtype.element_ty), mask=mask)
     else:
-        s = tl.zeros((BLOCK_M,), dtype=tl.float32)
-        bad = tl.zeros((BLOCK_M,), dtype=tl.float32)
+        # Tile-shaped partial sums, reduced once after the loop (a row reduction carried through the
+        # loop trips an assertion in Triton 3.6's thread-locality pass).
+        acc = tl.zeros((BLOCK_M, BLOCK_K), dtype=tl.float32)
+        acc_bad = tl.zeros((BLOCK_M, BLOCK_K), dtype=tl.float32)
         for k0 in range(0, K, BLOCK_K):
             k = k0 + cols
             mask = row_mask[:, None] & (k < K)[None, :]
             x = tl.load(x_row + k[None, :], mask=mask, other=0.0).to(tl.float32)
-            t_s, t_bad = _slice_stats(x, 1)
-            s += t_s
-            bad = tl.maximum(bad, t_bad)
+            acc += x
+            acc_bad = tl.maximum(acc_bad, ((x < 0.0) | (x != x) | (x == float("inf"))).to(tl.float32))
+        s = tl.sum(acc, axis=1)
+        bad = tl.max(acc_bad, axis=1)
         inv = tl.where((bad > 0.0) | (s == 0.0), float("nan"), 1.0 / s)
         for k0 in range(0, K, BLOCK_K):
             k = k0 + cols

@@ -9,11 +9,11 @@ TARGET_PROGRAMS = 1024
 
 
 @triton.jit
-def tile_exp_kernel(x_ptr, y_ptr, s0, s1, s2, s3, r1, r2, r3, rows, reps, reps_per_program, col_blocks,
+def tile_exp_kernel(x_ptr, y_ptr, s0, s1, s2, s3, r1, r2, r3, o1, o2, o3, rows, reps, reps_per_program, col_blocks,
                     BLOCK_R: tl.constexpr, BLOCK_C: tl.constexpr):
     # The input is (s0, s1, s2, s3) contiguous and the output (s0*r0, s1*r1, s2*r2, s3*r3). A program loads
     # a (BLOCK_R rows, BLOCK_C columns) tile of the input once, exponentiates it, and stores it into its
-    # share of the reps = r0*r1*r2*r3 copies, so the input is read once.
+    # share of the reps = r0*r1*r2*r3 copies, so the input is read once. o1..o3 are the output's sizes.
     pid = tl.program_id(0)
     row = (pid // col_blocks) * BLOCK_R + tl.arange(0, BLOCK_R)
     cols = (pid % col_blocks) * BLOCK_C + tl.arange(0, BLOCK_C)
@@ -23,9 +23,6 @@ def tile_exp_kernel(x_ptr, y_ptr, s0, s1, s2, s3, r1, r2, r3, rows, reps, reps_p
     a0 = row // (s2 * s1)
     x = tl.load(x_ptr + row.to(tl.int64)[:, None] * s3 + cols[None, :], mask=mask, other=0.0).to(tl.float32)
     y = tl.exp(x).to(y_ptr.dtype.element_ty)
-    o1 = (s1 * r1).to(tl.int64)
-    o2 = (s2 * r2).to(tl.int64)
-    o3 = (s3 * r3).to(tl.int64)
     first = tl.program_id(1) * reps_per_program
     last = tl.minimum(first + reps_per_program, reps)
     for t in range(first, last):
@@ -62,8 +59,9 @@ def fused_tile_exp(input, dims, *, out=None):
                         total_reps * block_r * block_c // MIN_STORES))
     per_program = triton.cdiv(total_reps, chunks)
     chunks = triton.cdiv(total_reps, per_program)
-    tile_exp_kernel[(programs, chunks)](x, y, s0, s1, s2, s3, r1, r2, r3, rows, total_reps, per_program,
-                                        col_blocks, BLOCK_R=block_r, BLOCK_C=block_c, num_warps=8)
+    tile_exp_kernel[(programs, chunks)](x, y, s0, s1, s2, s3, r1, r2, r3, s1 * r1, s2 * r2, s3 * r3, rows,
+                                        total_reps, per_program, col_blocks, BLOCK_R=block_r, BLOCK_C=block_c,
+                                        num_warps=8)
     if out is not None:
         out.copy_(y)
         return out

@@ -97,6 +97,11 @@ def _lag_correlations(resid, shape):
     return failures
 
 
+def _spread(n, count, device):
+    """`count` indices spread evenly over range(n), in integers (a float32 linspace rounds past n - 1)."""
+    return torch.arange(count, dtype=torch.int64, device=device) * (n - 1) // (count - 1)
+
+
 def check(inputs, runs):
     from scipy import stats  # only the statistical judgement needs scipy
 
@@ -137,7 +142,7 @@ def check(inputs, runs):
         # randomized probability integral transform: U(0, 1) exactly when k ~ Binomial(n, p)
         index = torch.nonzero(live.reshape(-1)).reshape(-1)
         if index.numel() > (1 << 20):
-            index = index[torch.linspace(0, index.numel() - 1, 1 << 20, device=device).long()]
+            index = index[_spread(index.numel(), 1 << 20, device)]
         if index.numel() >= 32:
             kk, nn, pp = (t.reshape(-1)[index].cpu().numpy() for t in (k, n, p))
             jitter = torch.rand(index.numel(), generator=torch.Generator().manual_seed(PIT_SEED), dtype=torch.float64)
@@ -148,7 +153,7 @@ def check(inputs, runs):
         live = (bits != 0) & (p > 0) & (p < 1) & (n > 0)
         index = torch.nonzero(live.reshape(-1)).reshape(-1)
         if index.numel() > (1 << 20):
-            index = index[torch.linspace(0, index.numel() - 1, 1 << 20, device=device).long()]
+            index = index[_spread(index.numel(), 1 << 20, device)]
         if index.numel() >= 32:
             nn, pp = (t.reshape(-1)[index].cpu().numpy() for t in (n, p))
             grid = torch.arange(MAX_COUNT + 1, dtype=torch.float64).numpy()[:, None]

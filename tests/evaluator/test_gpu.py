@@ -10,7 +10,7 @@ import torch
 
 from evaluator.cases import plan
 from evaluator.evaluate import Evaluator, EvaluatorConfig
-from evaluator.loader import find_task
+from evaluator.loader import FOUNDATION_TASKS, find_task
 from evaluator.roofline import IMPOSSIBLE_FACTOR
 
 pytestmark = pytest.mark.gpu
@@ -68,16 +68,18 @@ def honest(gpu, gelu_task):
     return result
 
 
-def test_reference_solutions_are_correct_and_timed(gpu, suite):
-    for task in suite.values():
-        result = gpu.evaluate(task, task.solution_path.read_text())
-        assert result.verdict.value == "CORRECT", f"{task.id}: {result.reason}"
-        perf = result.performance
-        assert perf is not None and perf.candidate.median_ms > 0 and perf.eager.median_ms > 0
-        assert perf.speedup == pytest.approx(perf.eager.median_ms / perf.candidate.median_ms)
-        assert 0 < perf.roofline_fraction <= IMPOSSIBLE_FACTOR and perf.iou > 0
-        assert any(k.registers for k in result.kernels), "compile metadata is recorded on the GPU"
-        assert result.environment.gpu and not result.environment.interpreter
+@pytest.mark.parametrize("task_id", FOUNDATION_TASKS)
+def test_reference_solutions_are_correct_and_timed(gpu, suite, task_id):
+    """One task per category (the whole suite on a GPU is benchmarks/reference_solutions.py)."""
+    task = suite[task_id]
+    result = gpu.evaluate(task, task.solution_path.read_text())
+    assert result.verdict.value == "CORRECT", f"{task.id}: {result.reason}"
+    perf = result.performance
+    assert perf is not None and perf.candidate.median_ms > 0 and perf.eager.median_ms > 0
+    assert perf.speedup == pytest.approx(perf.eager.median_ms / perf.candidate.median_ms)
+    assert 0 < perf.roofline_fraction <= IMPOSSIBLE_FACTOR and perf.iou > 0
+    assert any(k.registers for k in result.kernels), "compile metadata is recorded on the GPU"
+    assert result.environment.gpu and not result.environment.interpreter
 
 
 def test_calibration_is_plausible_and_cached(gpu):

@@ -160,3 +160,39 @@ FORK_BOMB = textwrap.dedent('''
 def test_a_fork_bomb_is_stopped(evaluators, suite):
     result = evaluators(static=False).evaluate(suite["Activation/gelu"], FORK_BOMB)
     assert result.verdict.value == "RUNTIME_FAIL" and "processes" in result.reason, result.reason
+
+
+REPORTS_LOCK_WAITS = textwrap.dedent('''
+    import time as _time
+    from evaluator import gpu_lock as _gpu_lock
+    _first = [True]
+
+    def gelu(input, approximate="none"):
+        if _first.pop() if _first else False:
+            PATTERN
+        return _gelu(input, approximate)
+''')
+
+
+def _lock_wait_candidate(task, pattern: str) -> str:
+    solution = task.solution_path.read_text().replace("def gelu(", "def _gelu(")
+    return solution + REPORTS_LOCK_WAITS.replace("PATTERN", pattern)
+
+
+@pytest.mark.parametrize("pattern, verdict, reason", [
+    # A wait for the GPU lock longer than a step is not the candidate's time.
+    ("_gpu_lock._wait_listener(True); _time.sleep(7); _gpu_lock._wait_listener(False)", "CORRECT", "passed"),
+    # A child that claims to wait forever, or claims one wait after another, is stopped all the same.
+    ("_gpu_lock._wait_listener(True); _time.sleep(600)", "TIMEOUT", "for the GPU lock"),
+    ("while True: _gpu_lock._wait_listener(True); _time.sleep(2); _gpu_lock._wait_listener(False)",
+     "TIMEOUT", "for the GPU lock"),
+    ("_time.sleep(600)", "TIMEOUT", "s per step"),
+])
+def test_lock_waits_are_not_the_candidates_time_but_are_bounded(tmp_path, suite, pattern, verdict, reason):
+    from evaluator.sandbox import Limits
+    task = find_task("Activation/gelu", suite)
+    limits = Limits(step_seconds=5, total_seconds=300, memory_bytes=6 << 30, lock_wait_seconds=12)
+    config = EvaluatorConfig(device="cpu", cache_dir=tmp_path, static_checks=False, limits=limits)
+    with Evaluator(config) as evaluator:
+        result = evaluator.evaluate(task, _lock_wait_candidate(task, pattern))
+    assert result.verdict.value == verdict and reason in result.reason, result.reason

@@ -57,6 +57,75 @@ def test_exclusive_lock_keeps_shared_users_out(tmp_path):
         pass
 
 
+def test_a_blocked_lock_user_reports_its_wait(tmp_path):
+    heard = []
+    started = multiprocessing.Event()
+    holder = multiprocessing.Process(target=_hold_exclusive, args=(tmp_path, started, 1.0))
+    holder.start()
+    started.wait(10)
+    gpu_lock.report_waits(heard.append)
+    try:
+        with gpu_lock.shared(tmp_path):
+            heard.append("held")
+        with gpu_lock.shared(tmp_path):  # free now: no wait to report
+            heard.append("held again")
+    finally:
+        gpu_lock.report_waits(None)
+        holder.join()
+    assert heard == [True, False, "held", "held again"]
+
+
+def test_memory_gate_lets_a_retry_in_alone():
+    import threading
+    from evaluator.memory_gate import MemoryGate
+    gate, events = MemoryGate(), []
+    inside = threading.Event()
+
+    def sharer(name, hold):
+        with gate.shared():
+            events.append(f"{name} in")
+            inside.set()
+            time.sleep(hold)
+            events.append(f"{name} out")
+
+    first = threading.Thread(target=sharer, args=("a", 0.5))
+    first.start()
+    inside.wait(5)
+
+    def loner():
+        with gate.alone():
+            events.append("alone in")
+            time.sleep(0.3)
+            events.append("alone out")
+    retry = threading.Thread(target=loner)
+    retry.start()
+    time.sleep(0.1)
+    late = threading.Thread(target=sharer, args=("b", 0.0))
+    late.start()
+    for t in (first, retry, late):
+        t.join(10)
+    assert events == ["a in", "a out", "alone in", "alone out", "b in", "b out"]
+
+
+def test_out_of_memory_results_are_retried_and_others_are_not():
+    from evaluator.memory_gate import starved
+    from evaluator.environment import environment
+    from evaluator.result import EvalResult, Performance, Stage, TimingStats, Verdict
+
+    def result(verdict, reason, baseline_error=None):
+        r = EvalResult(task_id="t", verdict=verdict, stage=Stage.DONE, reason=reason, source_hash="0",
+                       environment=environment("cpu", 0))
+        if baseline_error:
+            r.performance = Performance("standard", "float32", TimingStats(1.0, 1.0, 1.0, 0.0, 5),
+                                        baseline_error=baseline_error)
+        return r
+    assert starved(result(Verdict.RUNTIME_FAIL, "on standard float32 inputs: ran out of GPU memory: CUDA out of"))
+    assert starved(result(Verdict.CORRECT, "ok", baseline_error="exited: torch.OutOfMemoryError: CUDA out of memory"))
+    assert not starved(result(Verdict.CORRECT, "ok", baseline_error="exited with status 1"))
+    assert not starved(result(Verdict.INCORRECT, "ran out of GPU memory"))
+    assert not starved(result(Verdict.RUNTIME_FAIL, "raised IndexError"))
+
+
 def test_wall_time_replaces_events_only_when_work_clearly_escaped_the_stream():
     from evaluator.timing import Measurement, TimingPolicy
     policy = TimingPolicy()

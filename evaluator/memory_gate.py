@@ -1,0 +1,56 @@
+"""Evaluations in one evaluator share the GPU's memory. A candidate (or its eager baseline) that
+ran out of GPU memory while others held theirs is evaluated once more alone: the gate lets that
+retry in only when every other evaluation has left, and holds new ones back until it is done.
+A kernel that runs out of memory alone too gets its verdict."""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from typing import Iterator
+
+from evaluator.result import EvalResult, Verdict
+
+OUT_OF_GPU_MEMORY = ("ran out of GPU memory", "CUDA out of memory")
+
+
+class MemoryGate:
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self._sharing = 0
+        self._alone_waiting = 0
+        self._alone = False
+
+    @contextlib.contextmanager
+    def shared(self) -> Iterator[None]:
+        with self._cond:
+            self._cond.wait_for(lambda: not self._alone and not self._alone_waiting)
+            self._sharing += 1
+        try:
+            yield
+        finally:
+            with self._cond:
+                self._sharing -= 1
+                self._cond.notify_all()
+
+    @contextlib.contextmanager
+    def alone(self) -> Iterator[None]:
+        with self._cond:
+            self._alone_waiting += 1
+            self._cond.wait_for(lambda: not self._alone and not self._sharing)
+            self._alone_waiting -= 1
+            self._alone = True
+        try:
+            yield
+        finally:
+            with self._cond:
+                self._alone = False
+                self._cond.notify_all()
+
+
+def starved(result: EvalResult) -> bool:
+    """Did this evaluation fail for lack of GPU memory (its own or its baseline's)?"""
+    baseline_failed = bool(result.performance and result.performance.baseline_error)
+    out_of_memory = result.verdict == Verdict.RUNTIME_FAIL and any(s in result.reason for s in OUT_OF_GPU_MEMORY)
+    return out_of_memory or (baseline_failed and any(s in result.performance.baseline_error
+                                                      for s in OUT_OF_GPU_MEMORY))
