@@ -75,6 +75,25 @@ class Pending:
     started_at: float = field(default_factory=time.time)
 
 
+@dataclass(frozen=True)
+class ChainOutcome:
+    """What a run's summary needs from a finished chain."""
+
+    attempts: int
+    correct: bool
+    speedup: float | None
+    tokens: int
+    cost_usd: float
+
+    @classmethod
+    def of(cls, history: list[Attempt]) -> "ChainOutcome":
+        best = best_attempt(history)
+        return cls(attempts=len(history), correct=bool(best and best.correct),
+                   speedup=best.speedup if best and best.correct else None,
+                   tokens=sum(a.tokens_in + a.tokens_out for a in history),
+                   cost_usd=sum(a.cost_usd for a in history))
+
+
 class Chain:
     def __init__(self, task: Task, arm: Arm, sample: int, generator: Generator, model: str, ctx: LoopContext):
         self.task, self.arm, self.sample, self.generator, self.model, self.ctx = task, arm, sample, generator, model, ctx
@@ -89,6 +108,7 @@ class Chain:
         self.reflection: str | None = None
         self.stop_reason = ""
         self.began = time.monotonic()
+        self._outcome: ChainOutcome | None = None
 
     # ---- the loop ----------------------------------------------------------------------------
     async def run(self) -> "Chain":
@@ -276,3 +296,12 @@ class Chain:
     @property
     def best(self) -> Attempt | None:
         return best_attempt(self.history)
+
+    def outcome(self) -> "ChainOutcome":
+        return self._outcome or ChainOutcome.of(self.history)
+
+    def release(self) -> None:
+        """Once the chain is done: keep its outcome, drop its attempts (prompts, code and results
+        stay in the trace store), so a long run's memory does not grow with its attempts."""
+        self._outcome = self.outcome()
+        self.history = []

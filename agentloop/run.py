@@ -94,6 +94,8 @@ async def run_experiment(experiment: Experiment, suite: dict[str, Task], store: 
                 log.error("chain failed", task=chain.task.id, arm=chain.arm.name, sample=chain.sample,
                           error=chain.stop_reason)
                 return
+            finally:
+                chain.release()
         log.info("chain done", task=chain.task.id, arm=chain.arm.name, sample=chain.sample, reason=chain.stop_reason)
 
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
@@ -118,18 +120,17 @@ def summary_table(summary: RunSummary) -> Table:
     for chain in summary.chains:
         by_arm.setdefault(chain.arm.name, []).append(chain)
     for arm, chains in by_arm.items():
-        attempts = [a for c in chains for a in c.history]
-        bests = [c.best for c in chains]
-        correct = sum(1 for b in bests if b and b.correct)
-        speedups = [b.speedup for b in bests if b and b.correct and b.speedup]
+        outcomes = [c.outcome() for c in chains]
+        correct = sum(1 for o in outcomes if o.correct)
+        speedups = [o.speedup for o in outcomes if o.speedup]
         fast = sum(1 for s in speedups if s > 1.0)
         reasons: dict[str, int] = {}
         for c in chains:
             reasons[c.stop_reason or "running"] = reasons.get(c.stop_reason or "running", 0) + 1
-        table.add_row(arm, str(len(chains)), str(len(attempts)), f"{correct}/{len(chains)}",
+        table.add_row(arm, str(len(chains)), str(sum(o.attempts for o in outcomes)), f"{correct}/{len(chains)}",
                       f"{fast}/{len(chains)}" if speedups else "- (no timing)",
                       f"{statistics.median(speedups):.2f}x" if speedups else "-",
-                      str(sum(a.tokens_in + a.tokens_out for a in attempts)),
-                      f"{sum(a.cost_usd for a in attempts):.4f}",
+                      str(sum(o.tokens for o in outcomes)),
+                      f"{sum(o.cost_usd for o in outcomes):.4f}",
                       "; ".join(f"{k} ({v})" for k, v in sorted(reasons.items())))
     return table

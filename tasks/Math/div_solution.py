@@ -11,8 +11,11 @@ def div_kernel(a_ptr, b_ptr, out_ptr, b_value, M, N, D1, D2,
                B_SCALAR: tl.constexpr, MODE: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
     # The output is viewed as M = D0 * D1 * D2 rows of N elements; each operand has its own strides
     # (0 along broadcast dimensions). Row indices are split once per row, not per element.
-    rows = tl.program_id(0).to(tl.int64) * BLOCK_M + tl.arange(0, BLOCK_M)
-    cols = tl.program_id(1).to(tl.int64) * BLOCK_N + tl.arange(0, BLOCK_N)
+    # One flat grid (a grid's second axis holds at most 65535 programs): program -> (row block, column block).
+    pid = tl.program_id(0).to(tl.int64)
+    col_blocks = tl.cdiv(N, BLOCK_N)
+    rows = (pid // col_blocks) * BLOCK_M + tl.arange(0, BLOCK_M)
+    cols = (pid % col_blocks) * BLOCK_N + tl.arange(0, BLOCK_N)
     i2 = rows % D2
     rest = rows // D2
     i1 = rest % D1
@@ -78,7 +81,7 @@ def div(input, other, *, rounding_mode=None, out=None):
     m = sizes[0] * sizes[1] * sizes[2]
     block_n = min(1024, triton.next_power_of_2(n))
     block_m = min(triton.next_power_of_2(m), max(1, 4096 // block_n))
-    grid = (triton.cdiv(m, block_m), triton.cdiv(n, block_n))
+    grid = (triton.cdiv(m, block_m) * triton.cdiv(n, block_n),)
     div_kernel[grid](a, b, result, float(other) if scalar else 0.0, m, n, sizes[1], sizes[2],
                      sa[0], sa[1], sa[2], sa[3], sb[0], sb[1], sb[2], sb[3],
                      B_SCALAR=scalar, MODE=MODES[rounding_mode], BLOCK_M=block_m, BLOCK_N=block_n, num_warps=8)

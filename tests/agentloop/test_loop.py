@@ -200,3 +200,30 @@ def test_one_broken_chain_does_not_stop_the_run(tmp_path, suite):
     assert reasons == {"Activation/gelu": "2 rounds done", "Reduce/sum": "error: RuntimeError: evaluator exploded"}
     assert len(store.attempts(summary.run_id)) == 2
     store.close()
+
+
+def test_finished_chains_keep_their_outcome_not_their_attempts(tmp_path, suite):
+    """A long run's memory must not grow with its attempts: the store holds them, chains drop them."""
+    from rich.console import Console
+
+    from agentloop.config import Experiment, TaskSelection
+    from agentloop.run import run_experiment, summary_table
+
+    experiment = Experiment(name="t", tasks=TaskSelection(ids=["gelu", "sum"]), samples=2,
+                            generator=GeneratorSpec(provider="scripted", model="m", price_in_per_mtok=1.0,
+                                                    options={"text": answer("CORRECT", 1.5)}),
+                            budgets=Budgets(max_rounds=3, stagnation_rounds=5), store=str(tmp_path / "t.db"))
+    store = TraceStore(experiment.store)
+    summary = asyncio.run(run_experiment(experiment, suite, store, MarkerEvaluations(), Console(quiet=True),
+                                         progress_enabled=False))
+    stored = store.attempts(summary.run_id)
+    assert all(c.history == [] for c in summary.chains)
+    outcomes = [c.outcome() for c in summary.chains]
+    assert sum(o.attempts for o in outcomes) == len(stored) == 12
+    assert all(o.correct and o.speedup == 1.5 for o in outcomes)
+    assert sum(o.cost_usd for o in outcomes) == pytest.approx(sum(a.cost_usd for a in stored))
+    console = Console(record=True, width=200)
+    console.print(summary_table(summary))
+    row = console.export_text()
+    assert " 12 " in row and "4/4" in row and "1.50x" in row
+    store.close()
