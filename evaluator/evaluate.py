@@ -127,7 +127,7 @@ class Evaluator:
         self.memory_gate = memory_gate.MemoryGate()
         # Judging a large case on the GPU takes a few of its temporaries at once; two at a time keep
         # the evaluator's own GPU memory small while candidates hold theirs.
-        self._judging = threading.Semaphore(2 if self.on_gpu else 64)
+        self._judging = threading.Semaphore(2) if self.on_gpu else contextlib.nullcontext()
         self.integrity = ProjectIntegrity(self.config.watched or default_watched()) if self.config.watch_project else None
         self.tampered: list[str] = []
 

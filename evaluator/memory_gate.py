@@ -50,7 +50,6 @@ class MemoryGate:
 
 def starved(result: EvalResult) -> bool:
     """Did this evaluation fail for lack of GPU memory (its own or its baseline's)?"""
-    baseline_failed = bool(result.performance and result.performance.baseline_error)
-    out_of_memory = result.verdict == Verdict.RUNTIME_FAIL and any(s in result.reason for s in OUT_OF_GPU_MEMORY)
-    return out_of_memory or (baseline_failed and any(s in result.performance.baseline_error
-                                                      for s in OUT_OF_GPU_MEMORY))
+    reasons = [result.reason if result.verdict == Verdict.RUNTIME_FAIL else "",
+               (result.performance.baseline_error if result.performance else None) or ""]
+    return any(marker in reason for reason in reasons for marker in OUT_OF_GPU_MEMORY)

@@ -11,9 +11,14 @@ MIN_PROGRAMS = 256  # about two programs per H100 SM
 
 
 @triton.jit
+def _bad(x):
+    # 1.0 where log(x) is NaN or +inf: a negative, NaN or +inf value
+    return ((x < 0.0) | (x != x) | (x == float("inf"))).to(tl.float32)
+
+
+@triton.jit
 def _slice_stats(x, axis: tl.constexpr):
-    bad = ((x < 0.0) | (x != x) | (x == float("inf"))).to(tl.float32)
-    return tl.sum(x, axis=axis), tl.max(bad, axis=axis)
+    return tl.sum(x, axis=axis), tl.max(_bad(x), axis=axis)
 
 
 @triton.jit
@@ -41,7 +46,7 @@ def softmax_log_rows_kernel(x_ptr, y_ptr, M, K, SINGLE: tl.constexpr, BLOCK_M: t
             mask = row_mask[:, None] & (k < K)[None, :]
             x = tl.load(x_row + k[None, :], mask=mask, other=0.0).to(tl.float32)
             acc += x
-            acc_bad = tl.maximum(acc_bad, ((x < 0.0) | (x != x) | (x == float("inf"))).to(tl.float32))
+            acc_bad = tl.maximum(acc_bad, _bad(x))
         s = tl.sum(acc, axis=1)
         bad = tl.max(acc_bad, axis=1)
         inv = tl.where((bad > 0.0) | (s == 0.0), float("nan"), 1.0 / s)
