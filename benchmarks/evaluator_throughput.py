@@ -2,27 +2,91 @@
 15 foundation tasks (one per category, issue 2's target); `--tasks all` takes the whole suite.
 
     python benchmarks/evaluator_throughput.py [--workers N] [--json out.json] [--cache-root DIR] [--warm]
-                                              [--tasks ID ... | all]
+                                              [--tasks ID ... | all] [--where]
 
 Caches (Triton's kernel cache, agentloop's baselines and calibration) live under --cache-root.
 Cold (the default) empties them first; --warm reuses what an earlier run left there. Prints a
 markdown table (per task: verdict, latency and where it went, speedup, roofline fraction) and the
-total wall time.
+total wall time. --where adds where the time went: how long the GPU lock was held exclusively
+(timing) and how long shared users (correctness calls, references) waited for it, from every
+process's lock log; and what the evaluator's threads were doing, sampled every 20 ms.
 """
 
 from __future__ import annotations
 
 import argparse
+import collections
+import contextlib
 import json
 import os
 import shutil
 import sys
 import tempfile
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+PROJECT = str(Path(__file__).resolve().parents[1])
+
+
+class ThreadSampler:
+    """Counts, every `period` seconds, the innermost project frame of each thread but the caller's."""
+
+    def __init__(self, period: float = 0.02):
+        self.period, self.counts, self.samples = period, collections.Counter(), 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._skip = {threading.get_ident()}
+
+    def __enter__(self) -> "ThreadSampler":
+        self._thread.start()
+        self._skip.add(self._thread.ident)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.period):
+            self.samples += 1
+            for ident, frame in sys._current_frames().items():
+                if ident not in self._skip:
+                    self.counts[_where(frame)] += 1
+
+    def report(self, top: int = 20) -> str:
+        total = sum(self.counts.values()) or 1
+        rows = [f"| {where} | {n / total:.1%} |" for where, n in self.counts.most_common(top)]
+        return "| evaluator thread in | share of samples |\n|---|---|\n" + "\n".join(rows)
+
+
+def _where(frame) -> str:
+    leaf = f"{Path(frame.f_code.co_filename).name}:{frame.f_code.co_name}"
+    while frame is not None and not (frame.f_code.co_filename.startswith(PROJECT) and "benchmarks" not in
+                                     frame.f_code.co_filename):
+        frame = frame.f_back
+    if frame is None:
+        return leaf
+    own = f"{Path(frame.f_code.co_filename).name}:{frame.f_code.co_name}"
+    return own if own == leaf else f"{own} > {leaf}"
+
+
+def _performance_cells(p) -> str:
+    speedup = f"{p.speedup:.2f}x" if p.speedup is not None else "-"
+    return f"{speedup} | {p.gbps or 0:.0f} | {p.tflops or 0:.1f} | {p.roofline_fraction or 0:.0%} |"
+
+
+def lock_report(path: Path, wall: float) -> str:
+    holds = [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+    exclusive = [h for h in holds if h["mode"] == "exclusive"]
+    shared = [h for h in holds if h["mode"] == "shared"]
+    held = sum(h["released"] - h["got"] for h in exclusive)
+    return (f"GPU lock: held exclusively {held:.1f} s in {len(exclusive)} holds ({held / wall:.0%} of the wall "
+            f"time; timing, candidates' and baselines'); shared {len(shared)} times, waiting "
+            f"{sum(h['got'] - h['asked'] for h in shared):.1f} s in all (max "
+            f"{max((h['got'] - h['asked'] for h in shared), default=0):.1f} s)")
 
 
 
@@ -33,12 +97,17 @@ def main() -> None:
     parser.add_argument("--cache-root", type=Path)
     parser.add_argument("--warm", action="store_true", help="reuse the caches under --cache-root")
     parser.add_argument("--tasks", nargs="+", default=None, help="task ids, or `all` (default: the 15 foundation tasks)")
+    parser.add_argument("--where", action="store_true", help="report GPU lock holds and evaluator thread samples")
     args = parser.parse_args()
     root = args.cache_root or Path(tempfile.mkdtemp(prefix="agentloop-bench-"))
     if not args.warm:
         shutil.rmtree(root, ignore_errors=True)
     os.environ["TRITON_CACHE_DIR"] = str(root / "triton")
     cache = root / "agentloop"
+    lock_log = root / "locks.jsonl"
+    lock_log.unlink(missing_ok=True)
+    if args.where:
+        os.environ["AGENTLOOP_LOCK_LOG"] = str(lock_log)
 
     from evaluator.evaluate import Evaluator, EvaluatorConfig
     from evaluator.loader import FOUNDATION_TASKS, load_suite
@@ -48,10 +117,14 @@ def main() -> None:
         suite = {i: suite[i] for i in (args.tasks or FOUNDATION_TASKS)}
     began = time.perf_counter()
     config = EvaluatorConfig(cache_dir=cache)
-    with Evaluator(config) as evaluator:
+    sampler = ThreadSampler()
+    with Evaluator(config) as evaluator, (sampler if args.where else contextlib.nullcontext()):
         with ThreadPoolExecutor(args.workers) as pool:
             results = list(pool.map(lambda t: evaluator.evaluate(t, t.solution_path.read_text()), suite.values()))
     wall = time.perf_counter() - began
+    if args.json:  # first: nothing below may lose it
+        args.json.write_text(json.dumps({"wall_s": wall, "workers": args.workers, "cold": not args.warm,
+                                         "results": [r.to_dict() for r in results]}, indent=1))
     env = results[0].environment
     print(f"{len(results)} reference solutions on {env.gpu or 'CPU (interpreter)'}, driver {env.driver}, "
           f"torch {env.torch}, triton {env.triton}; workers {args.workers}; "
@@ -64,10 +137,12 @@ def main() -> None:
         print(f"| {r.task_id} | {r.verdict.value} | {ph.get('total', 0):.2f} | {ph.get('references', 0):.2f} | "
               f"{ph.get('start_and_import', 0):.2f} | {ph.get('calls', 0):.2f} | "
               f"{ph.get('correctness', 0):.2f} | {ph.get('timing', 0):.2f} | "
-              + (f"{p.speedup:.2f}x | {p.gbps:.0f} | {p.tflops:.1f} | {p.roofline_fraction:.0%} |" if p else "- | - | - | - |"))
-    if args.json:
-        args.json.write_text(json.dumps({"wall_s": wall, "workers": args.workers, "cold": not args.warm,
-                                         "results": [r.to_dict() for r in results]}, indent=1))
+              + (_performance_cells(p) if p else "- | - | - | - |"))
+    for r in results:
+        if r.performance and r.performance.baseline_error:
+            print(f"\n{r.task_id}: no eager baseline: {r.performance.baseline_error}")
+    if args.where:
+        print("\n" + lock_report(lock_log, wall) + "\n\n" + sampler.report())
 
 
 if __name__ == "__main__":

@@ -16,7 +16,7 @@ fi
   nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
   python3 -c "import sys, torch, triton; print('python', sys.version.split()[0], 'torch', torch.__version__, 'triton', triton.__version__)"
 } | tee "$out/env.txt"
-python3 benchmarks/evaluator_throughput.py --workers 16 --cache-root /tmp/bench --json "$out/throughput.json" 2>&1 | tee "$out/throughput.md"
+python3 benchmarks/evaluator_throughput.py --workers 16 --cache-root /tmp/bench --where --json "$out/throughput.json" 2>&1 | tee "$out/throughput.md"
 python3 benchmarks/evaluator_throughput.py --workers 16 --cache-root /tmp/bench --warm 2>&1 | tee "$out/throughput_warm.md"
 python3 -m pytest -m gpu tests/evaluator/test_gpu.py tests/agentloop/test_gpu_loop.py -q -p no:cacheprovider ${2:+-k "$2"} 2>&1 | tee "$out/gpu_tests.txt"
 python3 benchmarks/timing_stability.py --json "$out/stability.json" ${STABILITY_TASKS:+--tasks $STABILITY_TASKS} 2>&1 | tee "$out/stability.md"

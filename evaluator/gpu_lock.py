@@ -6,13 +6,18 @@ of starving it, and the lock itself. A `None` directory means no GPU: the lock i
 
 A sandboxed child calls `report_waits` so that the evaluator hears when it blocks on the lock:
 time spent waiting for another candidate's timing is not the child's own time.
+
+With AGENTLOOP_LOCK_LOG set to a file, every process appends one JSON line per hold (mode, when
+asked, got and released), for benchmarks that ask where GPU time went.
 """
 
 from __future__ import annotations
 
 import contextlib
 import fcntl
+import json
 import os
+import time
 from pathlib import Path
 from typing import Callable, Iterator
 
@@ -64,6 +69,7 @@ def _hold(lock_dir: str | Path | None, mode: int) -> Iterator[None]:
         yield
         return
     turnstile, lock = _paths(lock_dir)
+    asked = time.time()
     with _flock(turnstile, fcntl.LOCK_EX):
         fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o666)
         try:
@@ -71,11 +77,23 @@ def _hold(lock_dir: str | Path | None, mode: int) -> Iterator[None]:
         except BaseException:
             os.close(fd)
             raise
+    got = time.time()
     try:
         yield
     finally:
         fcntl.flock(fd, fcntl.LOCK_UN)
         os.close(fd)
+        _log_hold(mode, asked, got)
+
+
+def _log_hold(mode: int, asked: float, got: float) -> None:
+    path = os.environ.get("AGENTLOOP_LOCK_LOG")
+    if not path:
+        return
+    line = json.dumps({"pid": os.getpid(), "mode": "exclusive" if mode == fcntl.LOCK_EX else "shared",
+                       "asked": asked, "got": got, "released": time.time()})
+    with contextlib.suppress(OSError), open(path, "a") as log:
+        log.write(line + "\n")
 
 
 def shared(lock_dir: str | Path | None):

@@ -30,7 +30,7 @@ PROJECT_ROOT = Path(__file__).resolve().parent.parent
 KEPT_ENV = re.compile(r"^(PATH|HOME|USER|LOGNAME|LANG|LC_[A-Z]+|TZ|TMPDIR|PYTHONPATH|VIRTUAL_ENV|"
                       r"CUDA_[A-Z_]+|NVIDIA_[A-Z_]+|LD_LIBRARY_PATH|TRITON_[A-Z_]+|TORCH_[A-Z_]+|"
                       r"TORCHINDUCTOR_[A-Z_]+|OMP_NUM_THREADS|MKL_[A-Z_]+|XDG_CACHE_HOME|NCCL_[A-Z_]+|"
-                      r"NVSHMEM_[A-Z_]+)$")
+                      r"NVSHMEM_[A-Z_]+|AGENTLOOP_LOCK_LOG)$")
 SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSW|CREDENTIAL|AUTH|COOKIE|SESSION", re.IGNORECASE)
 OUTPUT_TAIL_BYTES = 2000
 

@@ -1,6 +1,8 @@
 """Timing statistics, stopping rule, case plans and the GPU lock (CPU-testable parts)."""
 
+import json
 import multiprocessing
+import os
 import time
 
 import pytest
@@ -73,6 +75,24 @@ def test_a_blocked_lock_user_reports_its_wait(tmp_path):
         gpu_lock.report_waits(None)
         holder.join()
     assert heard == [True, False, "held", "held again"]
+
+
+def test_the_lock_log_records_every_hold_with_its_wait(tmp_path, monkeypatch):
+    log = tmp_path / "locks.jsonl"
+    monkeypatch.setenv("AGENTLOOP_LOCK_LOG", str(log))
+    started = multiprocessing.Event()
+    holder = multiprocessing.Process(target=_hold_exclusive, args=(tmp_path / "lock", started, 1.0))
+    holder.start()
+    started.wait(10)
+    with gpu_lock.shared(tmp_path / "lock"):
+        pass
+    holder.join()
+    holds = [json.loads(line) for line in log.read_text().splitlines()]
+    assert sorted(h["mode"] for h in holds) == ["exclusive", "shared"]
+    assert {h["pid"] for h in holds} == {holder.pid, os.getpid()}
+    exclusive, shared = sorted(holds, key=lambda h: h["mode"])
+    assert exclusive["released"] - exclusive["got"] > 0.5
+    assert shared["got"] - shared["asked"] > 0.5 and shared["got"] >= exclusive["released"] - 0.05
 
 
 def test_memory_gate_lets_a_retry_in_alone():
