@@ -57,7 +57,11 @@ def measure(server: ForkServer, task: Task, set_files: list[Path], device: str, 
     limits = Limits(step_seconds=BASELINE_WALL_SECONDS, total_seconds=BASELINE_WALL_SECONDS, memory_bytes=64 << 30,
                     address_space=False)
     with Sandbox(server, "baseline", job, {}, limits) as box:
-        message = box.recv()
+        try:
+            message = box.recv()
+        except ChildGone as gone:  # its last line says why (e.g. out of GPU memory)
+            last = (gone.output_tail.strip().splitlines() or [""])[-1]
+            raise ChildGone(gone.verdict, f"{gone.reason}: {last}" if last else gone.reason, gone.output_tail) from None
     if message.get("event") != "baseline":
         raise ChildGone("RUNTIME_FAIL", f"baseline measurement failed: {message}")
     return {label: stats(message[label]["samples_ms"]) for label in ("eager", "compiled") if label in message}

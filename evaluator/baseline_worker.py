@@ -34,8 +34,7 @@ def serve(scratch: Path) -> None:
             fn(*sets[0].args, **sets[0].kwargs)
         torch.cuda.synchronize(device)
         with gpu_lock.exclusive(job.get("lock_dir")):
-            timed = time_function(fn, sets, task.mutates, None, frozenset(), policy, scratch, device,
-                                  keep_outputs=False)
+            timed = time_function(fn, sets, task.mutates, None, frozenset(), policy, device, keep_outputs=False)
         results[label] = {"samples_ms": timed["samples_ms"]}
     channel.send({"event": "baseline", **results})
 

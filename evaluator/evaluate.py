@@ -17,6 +17,7 @@ from typing import Any, Iterator
 import torch
 
 from evaluator import baseline, calibration, gpu_lock, maintainability, memory_gate, profiler, roofline, wire
+from evaluator.case_feed import CaseFeed
 from evaluator.cases import Case, plan, timing_cases
 from evaluator.contracts import dtype_name, flatten, structure_problem
 from evaluator.environment import device_key, environment
@@ -33,6 +34,8 @@ from evaluator.timing import stats
 ENTRY_ALIASES = ("kernel_function",)
 MAX_REASON_CHARS = 2000
 MAX_SOURCE_CHARS = 1 << 20
+HOST_JUDGING_BYTES = 8 << 20  # expected outputs smaller than this are judged on the host
+FEED_POLL_SECONDS = 0.02  # how often, while cases are still being built, the evaluator sends new ones
 
 
 def default_cache_dir() -> Path:
@@ -124,14 +127,20 @@ class Evaluator:
         self.baselines = baseline.BaselineCache(self.cache_dir / "baselines.json")
         self.secrets = secret_values(dict(os.environ))
         self._peaks: calibration.Peaks | None = None
+        self._calibrating = threading.Lock()
+        self._calibrator = threading.Thread(target=self._calibration, name="calibration", daemon=True)
+        if self.on_gpu and self.config.timing:  # while the first candidates start and compile
+            self._calibrator.start()
         self.memory_gate = memory_gate.MemoryGate()
-        # Judging a large case on the GPU takes a few of its temporaries at once; two at a time keep
+        # Judging a large case on the GPU takes a few of its temporaries at once; four at a time keep
         # the evaluator's own GPU memory small while candidates hold theirs.
-        self._judging = threading.Semaphore(2) if self.on_gpu else contextlib.nullcontext()
+        self._judging = threading.Semaphore(4) if self.on_gpu else contextlib.nullcontext()
         self.integrity = ProjectIntegrity(self.config.watched or default_watched()) if self.config.watch_project else None
         self.tampered: list[str] = []
 
     def close(self) -> None:
+        if self._calibrator.is_alive():
+            self._calibrator.join()
         self.server.close()
         shutil.rmtree(self.work_dir, ignore_errors=True)
 
@@ -201,46 +210,55 @@ class Evaluator:
         blocking = report.verdict in (Verdict.NO_CODE, Verdict.COMPILE_FAIL) or report.entry is None
         if not report.ok and (self.config.static_checks or blocking):
             raise Verdicts(report.verdict, report.reason)
-        cases = plan(task, self.on_gpu)
-        with self._phase(result, "references"):
-            data = [self.references.get(task, case) for case in cases]
         job = {"entry": report.entry, "device": str(self.device), "mutates": list(task.mutates),
                "allowed_aten": sorted({op for a in task.allowed for op in a.aten}),
-               "cases": [{"inputs": str(d.inputs_file)} for d in data],
                "lock_dir": str(self.lock_dir) if self.lock_dir else None,
                "gpu_memory_fraction": self.config.gpu_memory_fraction if self.on_gpu else None,
                "model_init": str(self.references.model_init_file(task)) if task.model_init else None}
         result.stage = Stage.IMPORT
+        feed = CaseFeed(self.references, task, plan(task, self.on_gpu))
         try:
             with Sandbox(self.server, "candidate", job, {"candidate.py": source}, self.limits) as box:
                 with self._phase(result, "correctness"):
-                    self._run_cases(box, task, cases, data, result)
+                    self._run_cases(box, task, feed, result)
                 if self.on_gpu and self.config.timing:
                     result.stage = Stage.TIMING
                     with self._phase(result, "timing"):
                         self._time(box, task, result)
         except ChildGone as gone:
             raise Verdicts(Verdict(gone.verdict), gone.reason, gone.output_tail or None) from None
+        finally:
+            feed.close()
+            result.phases["references"] = feed.seconds
         if self.on_gpu and self.config.profile:
             with self._phase(result, "profile"), gpu_lock.exclusive(self.lock_dir):
                 first = self.references.get(task, timing_cases(task)[0])
                 result.profile = profiler.profile(source, report.entry, first.inputs_file, str(self.device))
 
     # correctness ------------------------------------------------------------------------------
-    def _run_cases(self, box: Sandbox, task: Task, cases: list[Case], data: list[CaseData],
-                   result: EvalResult) -> None:
+    def _run_cases(self, box: Sandbox, task: Task, feed: CaseFeed, result: EvalResult) -> None:
+        """Sends each case as soon as it is built; judges each case once both its runs are in."""
+        cases, data = feed.cases, feed.data
         outputs: dict[int, list[Any]] = {}
         began = time.perf_counter()
+        sent = calls = 0
+        imported = False
         while True:
-            message = box.recv()
+            sent = _send_ready_cases(box, feed, sent)
+            box.idle(imported and calls == 2 * sent and sent < len(cases))
+            message = box.recv(timeout=None if sent == len(cases) else FEED_POLL_SECONDS)
+            if message is None:
+                continue
             event = message.get("event")
             if event == "imported":
+                imported = True
                 result.stage = Stage.CALL
                 result.phases["start_and_import"] = time.perf_counter() - began
             elif event == "failed":
-                self._child_failed(message, cases, result)
+                self._child_failed(message, cases[:sent], result)
             elif event == "call":
-                index, run = _index(message.get("case"), len(cases)), _index(message.get("run"), 2)
+                calls += 1
+                index, run = _index(message.get("case"), sent), _index(message.get("run"), 2)
                 result.stage = Stage.CALL if index == 0 else Stage.ACCURACY
                 if isinstance(message.get("seconds"), (int, float)):
                     result.phases["calls"] = result.phases.get("calls", 0.0) + float(message["seconds"])
@@ -323,10 +341,17 @@ class Evaluator:
         raise Verdicts(verdict, f"on {describe_case(case)}: {case_result.reason}")
 
     def _judge(self, task: Task, data: CaseData, runs: list[Any]):
-        """On the evaluator's device; on the host when candidates have taken the GPU's memory."""
+        """Small cases on the host, where their outputs already are; large ones on the evaluator's
+        device, or on the host when candidates have taken the GPU's memory."""
+        if not self.on_gpu or data.expected_bytes < HOST_JUDGING_BYTES:
+            return task.contract.judge(data.expected, runs, data.inputs)
         try:
             with self._judging, gpu_lock.shared(self.lock_dir):
-                return task.contract.judge(data.expected_on(self.device), on_device(runs, self.device), data.inputs)
+                try:
+                    return task.contract.judge(data.expected_on(self.device), on_device(runs, self.device),
+                                               data.inputs)
+                finally:
+                    torch.cuda.empty_cache()  # between large judgements the GPU's memory is the candidates'
         except torch.OutOfMemoryError:
             return task.contract.judge(data.expected, runs, data.inputs)
 
@@ -408,9 +433,11 @@ class Evaluator:
         return measured.get("eager"), measured.get("compiled")
 
     def _calibration(self) -> calibration.Peaks:
-        if self._peaks is None:
-            self._peaks = calibration.calibrate(self.cache_dir, self.device, self.lock_dir)
-        return self._peaks
+        with self._calibrating:
+            if self._peaks is None:
+                peaks = calibration.calibrate(self.cache_dir, self.device, self.lock_dir)
+                self._peaks = self._peaks or peaks  # peaks set meanwhile (a test's, say) stand
+            return self._peaks
 
     # ------------------------------------------------------------------------------------------
     @staticmethod
@@ -435,6 +462,17 @@ class Evaluator:
         for case in result.cases:
             case.reason = scrub(case.reason)
         return result
+
+
+def _send_ready_cases(box: Sandbox, feed: CaseFeed, sent: int) -> int:
+    """Sends the cases built since the last call (and the end of the cases once all are); how many
+    have been sent in all."""
+    ready = feed.ready()
+    for index in range(sent, ready):
+        box.send({"op": "case", "index": index, "inputs": str(feed.data[index].inputs_file)})
+    if ready == len(feed.cases) and sent < ready:
+        box.send({"op": "cases_end"})
+    return ready
 
 
 def _index(value: Any, bound: int) -> int:

@@ -19,7 +19,7 @@ from pathlib import Path
 import torch
 
 from evaluator.contracts import Tolerance
-from evaluator.task import Allowance, Cost, Inputs, Task, with_outliers
+from evaluator.task import Allowance, Cost, Inputs, Task, generator, with_outliers
 
 HARNESS_SEPARATOR = re.compile(r"^#{40,}\s*$", re.MULTILINE)
 HARNESS_CALL = re.compile(r"^\w+\s*=\s*test_\w+\(\)\s*$", re.MULTILINE)
@@ -81,7 +81,7 @@ def load_problem(path: Path) -> Task:
     def make_inputs(seed, size, mode, dtype):
         torch.manual_seed(seed)
         args = list(module.get_inputs())
-        gen = torch.Generator().manual_seed(seed)
+        gen = generator(seed)
         return Inputs(tuple(_cast(a, dtype, mode, gen) for a in args))
 
     def cost(inputs):

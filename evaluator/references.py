@@ -1,5 +1,7 @@
 """Inputs and expected outputs per case, computed once in the evaluator's process and reused by
-every candidate of the task. Inputs are also written as wire files for candidate processes."""
+every candidate of the task. Inputs are also written as wire files for candidate processes.
+On a GPU, standard-size inputs are drawn there (drawing them on the CPU was most of the time
+a cold evaluation took)."""
 
 from __future__ import annotations
 
@@ -15,7 +17,7 @@ import torch
 from evaluator import gpu_lock, wire
 from evaluator.cases import Case
 from evaluator.contracts import Expected, flatten
-from evaluator.task import Inputs, Task, clone_inputs, judged_outputs, on_device, upcast
+from evaluator.task import Inputs, Task, clone_inputs, drawing_on, judged_outputs, on_device, upcast
 
 
 @dataclass
@@ -26,6 +28,11 @@ class CaseData:
 
     def expected_on(self, device: torch.device) -> Expected:
         return Expected(lo=on_device(self.expected.lo, device), hi=on_device(self.expected.hi, device))
+
+    @property
+    def expected_bytes(self) -> int:
+        leaves = flatten(self.expected.lo) + flatten(self.expected.hi)
+        return sum(t.numel() * t.element_size() for t in leaves if isinstance(t, torch.Tensor))
 
     @property
     def nbytes(self) -> int:
@@ -43,8 +50,9 @@ def expected_outputs(task: Task, inputs: Inputs, device: torch.device) -> Expect
     """Computed on `device`, kept on the host: GPU memory then holds only the cases being judged,
     however many tasks are being evaluated at once."""
     host = torch.device("cpu")
-    lo = on_device(run_reference(task, inputs, device), host)
-    hi = on_device(run_reference(task, upcast(inputs), device), host) if task.contract.needs_hi else None
+    there = on_device(inputs, device)  # copied once; the float64 inputs are made on the device
+    lo = on_device(run_reference(task, there, device), host)
+    hi = on_device(run_reference(task, upcast(there), device), host) if task.contract.needs_hi else None
     return Expected(lo=lo, hi=hi)
 
 
@@ -62,6 +70,9 @@ class ReferenceStore:
         self._in_use: dict[str, int] = {}
         self._lock = threading.Lock()
         self._key_locks: dict[tuple[str, str], threading.Lock] = {}
+        # A few standard-size cases are built on the GPU at once: each takes several copies of its
+        # inputs there (float64 among them), and candidates need the rest of its memory.
+        self._computing = threading.Semaphore(3)
 
     def get(self, task: Task, case: Case) -> CaseData:
         key = (task.id, case.key)
@@ -81,10 +92,20 @@ class ReferenceStore:
             return data
 
     def _build(self, task: Task, case: Case) -> CaseData:
-        inputs = task.make_inputs(case.seed, case.size, case.mode, case.dtype)
         path = self.directory / f"{task.id.replace('/', '__')}__{case.key}.pt"
+        if self.device.type == "cuda" and case.size == "standard":
+            with self._computing, gpu_lock.shared(self.lock_dir):
+                with drawing_on(self.device):
+                    drawn = task.make_inputs(case.seed, case.size, case.mode, case.dtype)
+                expected = expected_outputs(task, drawn, self.device)
+                inputs = on_device(drawn, torch.device("cpu"), keep_markers=True)
+                del drawn
+                torch.cuda.empty_cache()  # the evaluator keeps no GPU memory between cases
+            wire.save(inputs, path)
+            return CaseData(inputs, path, expected)
+        inputs = task.make_inputs(case.seed, case.size, case.mode, case.dtype)
         wire.save(inputs, path)
-        with gpu_lock.shared(self.lock_dir):
+        with gpu_lock.shared(self.lock_dir):  # small and edge cases take little of the GPU's memory
             expected = expected_outputs(task, inputs, self.device)
         return CaseData(inputs, path, expected)
 

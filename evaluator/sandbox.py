@@ -33,6 +33,7 @@ KEPT_ENV = re.compile(r"^(PATH|HOME|USER|LOGNAME|LANG|LC_[A-Z]+|TZ|TMPDIR|PYTHON
                       r"NVSHMEM_[A-Z_]+|AGENTLOOP_LOCK_LOG)$")
 SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSW|CREDENTIAL|AUTH|COOKIE|SESSION", re.IGNORECASE)
 OUTPUT_TAIL_BYTES = 2000
+FOOTPRINT_PERIOD = 0.25  # seconds between scans of a child's process tree, memory and scratch disk
 
 
 def scrubbed_environment(environ: dict[str, str]) -> dict[str, str]:
@@ -211,9 +212,11 @@ class Sandbox:
         self.pid = server.spawn(kind, self.scratch, rlimits)
         self.conn: socket.socket | None = None
         self.buffer = b""
-        self.disk_checked = 0.0
+        self.unsent = b""
+        self.footprint_checked = 0.0
         self.waiting_since: float | None = None
         self.waited = 0.0
+        self.idle_since: float | None = None
 
     def _lock_event(self, event: str) -> None:
         now = time.monotonic()
@@ -222,8 +225,21 @@ class Sandbox:
         elif event == "lock_held" and self.waiting_since is not None:
             waited, self.waiting_since = now - self.waiting_since, None
             self.waited += waited
-            self.started += waited
-            self.step_started += waited
+            self._stop_clocks_for(waited)
+
+    def _stop_clocks_for(self, seconds: float) -> None:
+        self.started += seconds
+        self.step_started += seconds
+
+    def idle(self, waiting: bool) -> None:
+        """The evaluator says whether the child now waits on it (for its next case): such time is
+        not the child's, so its clocks stop until the evaluator sends more work."""
+        now = time.monotonic()
+        if waiting and self.idle_since is None:
+            self.idle_since = now
+        elif not waiting and self.idle_since is not None:
+            self._stop_clocks_for(now - self.idle_since)
+            self.idle_since = None
 
     def _check_alive(self) -> None:
         info = self.server.exit_info(self.pid)
@@ -235,12 +251,21 @@ class Sandbox:
                 self.kill()
                 raise ChildGone("TIMEOUT", f"waited more than {self.limits.lock_wait_seconds:.0f} s in all for the GPU "
                                            "lock (the GPU is oversubscribed)", self.output_tail())
-        elif now - self.step_started > self.limits.step_seconds or now - self.started > self.limits.total_seconds:
+        elif self.idle_since is None and (now - self.step_started > self.limits.step_seconds
+                                          or now - self.started > self.limits.total_seconds):
             self.kill()
             limit = (f"{self.limits.step_seconds:.0f} s per step" if now - self.started <= self.limits.total_seconds
                      else f"{self.limits.total_seconds:.0f} s in all")
             raise ChildGone("TIMEOUT", f"exceeded the wall-clock limit of {limit} (an infinite loop, a deadlock, "
                                        "or far too slow)", self.output_tail())
+        if now - self.footprint_checked < FOOTPRINT_PERIOD:
+            return
+        self.footprint_checked = now
+        self._check_footprint()
+
+    def _check_footprint(self) -> None:
+        """Processes, memory and scratch disk: a scan of /proc and of the scratch directory, so
+        done every FOOTPRINT_PERIOD rather than on every poll."""
         processes, resident = self._footprint()
         if processes > self.limits.processes:
             self.kill()
@@ -250,14 +275,12 @@ class Sandbox:
             self.kill()
             raise ChildGone("RUNTIME_FAIL", f"exceeded the memory limit of {self.limits.memory_bytes >> 20} MiB",
                             self.output_tail())
-        if now - self.disk_checked > 0.25:
-            self.disk_checked = now
-            written = scratch_bytes(self.scratch)
-            if written > self.limits.disk_bytes:
-                self.kill()
-                raise ChildGone("RUNTIME_FAIL", f"wrote {written >> 20} MiB into its scratch directory (limit "
-                                                f"{self.limits.disk_bytes >> 20} MiB): printed or saved far too much",
-                                self.output_tail())
+        written = scratch_bytes(self.scratch)
+        if written > self.limits.disk_bytes:
+            self.kill()
+            raise ChildGone("RUNTIME_FAIL", f"wrote {written >> 20} MiB into its scratch directory (limit "
+                                            f"{self.limits.disk_bytes >> 20} MiB): printed or saved far too much",
+                            self.output_tail())
 
     def _footprint(self) -> tuple[int, int]:
         """Processes in the child's tree and the memory they hold. Forked processes share pages,
@@ -280,22 +303,29 @@ class Sandbox:
                 continue
         return len(tree), total
 
-    def recv(self) -> dict[str, Any]:
+    def recv(self, timeout: float | None = None) -> dict[str, Any] | None:
+        """The child's next message; None if `timeout` seconds pass without one."""
+        deadline = None if timeout is None else time.monotonic() + timeout
         while True:
-            message = self._next_message()
+            message = self._next_message(deadline)
+            if message is None:
+                return None
             if message.get("event") in ("lock_wait", "lock_held"):
                 self._lock_event(message["event"])
                 continue
             self.step_started = time.monotonic()
             return message
 
-    def _next_message(self) -> dict[str, Any]:
+    def _next_message(self, deadline: float | None = None) -> dict[str, Any] | None:
         while b"\n" not in self.buffer:
+            if deadline is not None and time.monotonic() >= deadline:
+                return None
             self._check_alive()
             if self.conn is None:
                 ready, _, _ = select.select([self.listener], [], [], 0.05)
                 if ready:
                     self.conn, _ = self.listener.accept()
+                    self._flush()
                 continue
             ready, _, _ = select.select([self.conn], [], [], 0.05)
             if ready:
@@ -315,12 +345,19 @@ class Sandbox:
         return message
 
     def send(self, message: dict[str, Any]) -> None:
+        """Sent now, or as soon as the child connects."""
         self.step_started = time.monotonic()
-        if self.conn is not None:
-            try:
-                self.conn.sendall(json.dumps(message).encode() + b"\n")
-            except OSError:
-                pass
+        self.unsent += json.dumps(message).encode() + b"\n"
+        self._flush()
+
+    def _flush(self) -> None:
+        if self.conn is None or not self.unsent:
+            return
+        try:
+            self.conn.sendall(self.unsent)
+        except OSError:
+            pass
+        self.unsent = b""
 
     def output_tail(self) -> str:
         try:

@@ -25,6 +25,7 @@ from evaluator.task import Inputs, clone_inputs, judged_outputs, on_device
 from evaluator.timing import TimingPolicy, measure
 
 CANDIDATE_MODULE = "candidate"
+HOST = torch.device("cpu")
 
 
 class Channel:
@@ -151,26 +152,42 @@ class CandidateProcess:
         }
         return returned, call_inputs, report
 
+    def next_case(self) -> tuple[int, str] | None:
+        """The evaluator streams cases as their inputs are ready: (index, inputs file), None at the end."""
+        command = self.channel.recv()
+        if command.get("op") == "case":
+            return int(command["index"]), str(command["inputs"])
+        return None
+
     def run_cases(self) -> bool:
-        for index, case in enumerate(self.job["cases"]):
-            inputs = on_device(wire.load(case["inputs"]), self.device)
-            for run in range(2):
-                try:
-                    # The GPU lock, taken at the call's first launch, also covers the checks and the
-                    # copy of its outputs, so none of this traffic overlaps another candidate's timing.
-                    returned, call_inputs, report = self.call_once(inputs, run, guard_run=run)
-                    out_path = self.scratch / f"case{index}_run{run}.pt"
-                    wire.save({"out": judged_outputs(self.mutates, returned, call_inputs)}, out_path)
-                    self.recorder.release()
-                except wire.WireError as exc:
-                    self.fail("call", exc, verdict="CONTRACT_FAIL", case=index, run=run)
-                    return False
-                except BaseException as exc:  # noqa: BLE001
-                    verdict, fatal = classify(exc)
-                    self.fail("call", exc, verdict=verdict, case=index, run=run, fatal=fatal)
-                    return False
-                self.channel.send({"event": "call", "case": index, "run": run, "file": str(out_path), **report})
+        while (case := self.next_case()) is not None:
+            if not self.run_case(*case):
+                return False
+            if self.device.type == "cuda":
+                torch.cuda.empty_cache()  # the case's tensors are gone; other candidates share this GPU
         self.channel.send({"event": "cases_done", "kernels": [vars(k) for k in self.recorder.kernels.values()]})
+        return True
+
+    def run_case(self, index: int, inputs_file: str) -> bool:
+        """Two guarded calls on the case's inputs, their outputs written for the evaluator."""
+        inputs = on_device(wire.load(inputs_file), self.device)
+        for run in range(2):
+            try:
+                # The GPU lock, taken at the call's first launch, also covers the checks and the copy
+                # of the outputs to the host, so none of this traffic overlaps another candidate's timing.
+                returned, call_inputs, report = self.call_once(inputs, run, guard_run=run)
+                outputs = on_device(judged_outputs(self.mutates, returned, call_inputs), HOST)
+                self.recorder.release()  # writing the file below is the host's work alone
+                out_path = self.scratch / f"case{index}_run{run}.pt"
+                wire.save({"out": outputs}, out_path)
+            except wire.WireError as exc:
+                self.fail("call", exc, verdict="CONTRACT_FAIL", case=index, run=run)
+                return False
+            except BaseException as exc:  # noqa: BLE001
+                verdict, fatal = classify(exc)
+                self.fail("call", exc, verdict=verdict, case=index, run=run, fatal=fatal)
+                return False
+            self.channel.send({"event": "call", "case": index, "run": run, "file": str(out_path), **report})
         return True
 
     def time_candidate(self, command: dict[str, Any]) -> None:
@@ -178,7 +195,12 @@ class CandidateProcess:
         policy = TimingPolicy(**command.get("policy", {}))
         with gpu_lock.exclusive(self.job.get("lock_dir")):
             result = time_function(self.entry, sets, self.mutates, self.recorder, self.extra_allowed, policy,
-                                   self.scratch, self.device)
+                                   self.device)
+        kept = result.pop("kept")
+        with gpu_lock.shared(self.job.get("lock_dir")):  # off the GPU before the next candidate is timed
+            kept = {k: on_device(v, HOST) for k, v in kept.items()}
+        for k, value in kept.items():
+            wire.save({"out": value}, self.scratch / f"timed_set{k}.pt")
         self.channel.send({"event": "timed", **result})
 
 
@@ -220,12 +242,13 @@ def resolve_entry(module, entry: str, model_init: str | None = None, device: tor
 
 
 def time_function(fn: Callable, sets: list[Inputs], mutates: tuple[int, ...], recorder: LaunchRecorder | None,
-                  extra_allowed: frozenset[str], policy: TimingPolicy, scratch: Path,
+                  extra_allowed: frozenset[str], policy: TimingPolicy,
                   device: torch.device, keep_outputs: bool = True) -> dict[str, Any]:
     """Time `fn` rotating through input sets copied into fixed working buffers.
 
-    The judged outputs of the last repetition of each set are saved for the evaluator to check,
-    so a kernel that replays or caches results across timed calls is caught.
+    The judged outputs of the last repetition of each set come back under "kept" (by set index),
+    for the evaluator to check, so a kernel that replays or caches results across timed calls is
+    caught.
     """
     work = clone_inputs(sets[0])
     flush = torch.empty(_l2_flush_bytes(device), dtype=torch.uint8, device=device)
@@ -268,14 +291,9 @@ def time_function(fn: Callable, sets: list[Inputs], mutates: tuple[int, ...], re
             recorder.track_streams = False
     foreign = recorder.streams - {torch.cuda.current_stream(device).cuda_stream} if recorder else set()
     side_stream = bool(foreign) or measurement.escaped_stream(policy)
-    files = []
-    for k in sorted(kept):
-        path = scratch / f"timed_set{k}.pt"
-        wire.save({"out": kept[k]}, path)
-        files.append(str(path))
     samples = measurement.walls_ms if side_stream else measurement.events_ms
     return {"samples_ms": samples, "side_stream": side_stream,
-            "calls_without_launch": calls_without_launch, "violations": violations, "files": files}
+            "calls_without_launch": calls_without_launch, "violations": violations, "kept": kept}
 
 
 def _detached_copy(value):

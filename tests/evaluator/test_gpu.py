@@ -224,3 +224,32 @@ def test_profile_reports_nsight_metrics_when_ncu_is_present(tmp_path, gelu_task)
         result = evaluator.evaluate(gelu_task, gelu_task.solution_path.read_text())
     assert result.correct and result.profile, result.profile
     assert 0 < result.profile["dram_throughput_pct"] <= 100
+
+
+
+def _leaves(value) -> list[torch.Tensor]:
+    from evaluator.contracts import flatten
+    from evaluator.task import Inputs
+    if isinstance(value, Inputs):
+        value = [list(value.args), list(value.kwargs.values())]
+    return [t for t in flatten(value) if isinstance(t, torch.Tensor)]
+
+
+@pytest.mark.parametrize("task_id", ["Activation/gelu", "Optimizer/AdamW", "Index/scatter"])
+def test_standard_inputs_drawn_on_the_gpu_are_the_ones_candidates_get(tmp_path, suite, task_id):
+    from evaluator import wire
+    from evaluator.references import ReferenceStore, run_reference
+    from evaluator.task import on_device
+
+    task, host = suite[task_id], torch.device("cpu")
+    store = ReferenceStore(tmp_path, torch.device("cuda"))
+    standard, small = plan(task, on_gpu=True)[0], next(c for c in plan(task, on_gpu=True) if c.size == "small")
+    assert standard.size == "standard"
+    data = store.get(task, standard)
+    from_file = wire.load(data.inputs_file)
+    assert all(t.device == host for t in _leaves(from_file))
+    again = on_device(run_reference(task, from_file, torch.device("cuda")), host)
+    assert all(torch.equal(want, got) for want, got in zip(_leaves(data.expected.lo), _leaves(again)))
+    # small cases are still drawn on the CPU: the same numbers on every machine
+    on_cpu = task.make_inputs(small.seed, small.size, small.mode, small.dtype)
+    assert all(torch.equal(a, b) for a, b in zip(_leaves(on_cpu), _leaves(store.get(task, small).inputs)))

@@ -11,7 +11,7 @@ import pytest
 from evaluator.evaluate import Evaluator, EvaluatorConfig
 from evaluator.loader import find_task
 from evaluator.result import EvalResult
-from evaluator.sandbox import scrubbed_environment, secret_values
+from evaluator.sandbox import Limits, scrubbed_environment, secret_values
 
 HERE = Path(__file__).parent
 SECRET = "sk-agentloop-test-5ecret-value"
@@ -196,3 +196,39 @@ def test_lock_waits_are_not_the_candidates_time_but_are_bounded(tmp_path, suite,
     with Evaluator(config) as evaluator:
         result = evaluator.evaluate(task, _lock_wait_candidate(task, pattern))
     assert result.verdict.value == verdict and reason in result.reason, result.reason
+
+
+def _slowed(task, seconds: float, fail: bool = False):
+    """The task with inputs of its edge size built slowly (or failing), as large inputs are on a GPU."""
+    import dataclasses
+    import time
+
+    def make_inputs(seed, size, mode, dtype):
+        if size == "edge":
+            if fail:
+                raise RuntimeError("the reference could not be built")
+            time.sleep(seconds)
+        return task.make_inputs(seed, size, mode, dtype)
+    return dataclasses.replace(task, make_inputs=make_inputs)
+
+
+def test_the_candidate_starts_while_cases_are_built_and_waiting_for_them_is_not_its_time(tmp_path, suite):
+    task = find_task("Activation/gelu", suite)
+    limits = Limits(step_seconds=3, total_seconds=300, memory_bytes=6 << 30)
+    config = EvaluatorConfig(device="cpu", cache_dir=tmp_path, limits=limits)
+    with Evaluator(config) as evaluator:
+        result = evaluator.evaluate(_slowed(task, 1.0), task.solution_path.read_text())
+    edge_cases = sum(c.size == "edge" for c in result.cases)
+    assert result.verdict.value == "CORRECT", result.reason
+    assert edge_cases >= 4 and result.phases["references"] > edge_cases * 1.0
+    # Most calls ran while later cases were still being built; the child sat idle between cases
+    # for longer than its step limit without being stopped.
+    assert result.phases["total"] - result.phases["references"] < result.phases["calls"] / 2, result.phases
+
+
+def test_a_reference_that_cannot_be_built_is_the_evaluators_error_not_the_candidates(tmp_path, suite):
+    task = find_task("Activation/gelu", suite)
+    with Evaluator(EvaluatorConfig(device="cpu", cache_dir=tmp_path)) as evaluator:
+        with pytest.raises(RuntimeError, match="could not be built"):
+            evaluator.evaluate(_slowed(task, 0, fail=True), task.solution_path.read_text())
+        assert evaluator.evaluate(task, task.solution_path.read_text()).verdict.value == "CORRECT"

@@ -1,0 +1,50 @@
+"""A task's cases, built in plan order on a thread of their own: the candidate's process starts,
+imports and compiles while later cases' inputs and expected outputs are still being computed."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+from evaluator.cases import Case
+from evaluator.references import CaseData, ReferenceStore
+from evaluator.task import Task
+
+
+class CaseFeed:
+    def __init__(self, store: ReferenceStore, task: Task, cases: list[Case]):
+        self.store, self.task, self.cases = store, task, cases
+        self.data: list[CaseData] = []
+        self.error: BaseException | None = None
+        self.seconds = 0.0  # building them all (or as many as were built)
+        self._stop = threading.Event()
+        self._built = threading.Condition()
+        self._thread = threading.Thread(target=self._build, name=f"cases of {task.id}", daemon=True)
+        self._thread.start()
+
+    def _build(self) -> None:
+        began = time.perf_counter()
+        try:
+            for case in self.cases:
+                if self._stop.is_set():
+                    return
+                data = self.store.get(self.task, case)
+                with self._built:
+                    self.data.append(data)
+                    self.seconds = time.perf_counter() - began
+                    self._built.notify_all()
+        except BaseException as exc:  # noqa: BLE001 - handed to the evaluation that waits on it
+            with self._built:
+                self.error = exc
+                self._built.notify_all()
+
+    def ready(self) -> int:
+        """How many cases, from the first, are built. Raises what building one raised."""
+        if self.error is not None:
+            raise self.error
+        return len(self.data)
+
+    def close(self) -> None:
+        """Builds no further case (the one under way finishes; it stays cached)."""
+        self._stop.set()
+        self._thread.join()
