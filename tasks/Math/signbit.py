@@ -12,8 +12,16 @@ NEGATIVE_NAN = {torch.float32: (torch.int32, -4194304), torch.float16: (torch.in
                 torch.bfloat16: (torch.int16, -64), torch.float64: (torch.int64, -2251799813685248)}
 
 
+# Integers of each float width: a float's sign bit is the sign of its bits read as such an integer.
+SIGNED_OF_WIDTH = {2: torch.int16, 4: torch.int32, 8: torch.int64}
+
+
 def reference(input, *, out=None):
-    return torch.signbit(input, out=out)
+    # torch.signbit, read from the bits: on CUDA, torch.signbit drops the sign of a float16 NaN.
+    if not input.is_floating_point():
+        return torch.signbit(input, out=out)
+    result = input.view(SIGNED_OF_WIDTH[input.element_size()]) < 0
+    return out.copy_(result) if out is not None else result
 
 
 def with_specials(x, values, keep_nan):
