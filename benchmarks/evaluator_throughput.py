@@ -9,7 +9,8 @@ Cold (the default) empties them first; --warm reuses what an earlier run left th
 markdown table (per task: verdict, latency and where it went, speedup, roofline fraction) and the
 total wall time. --where adds where the time went: how long the GPU lock was held exclusively
 (timing) and how long shared users (correctness calls, references) waited for it, from every
-process's lock log; and what the evaluator's threads were doing, sampled every 20 ms.
+process's lock log; what the evaluator's threads were doing, sampled every 20 ms; and the peak GPU
+memory of each process (the evaluator, each task's candidate and eager baseline), from nvidia-smi.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import contextlib
 import json
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
 import threading
@@ -52,8 +54,9 @@ class ThreadSampler:
     def _run(self) -> None:
         while not self._stop.wait(self.period):
             self.samples += 1
+            skip = self._skip | {t.ident for t in threading.enumerate() if t.name.startswith("sampler")}
             for ident, frame in sys._current_frames().items():
-                if ident not in self._skip:
+                if ident not in skip:
                     self.counts[_where(frame)] += 1
 
     def report(self, top: int = 20) -> str:
@@ -71,6 +74,51 @@ def _where(frame) -> str:
         return leaf
     own = f"{Path(frame.f_code.co_filename).name}:{frame.f_code.co_name}"
     return own if own == leaf else f"{own} > {leaf}"
+
+
+class GpuMemorySampler:
+    """Every process's GPU memory from `nvidia-smi` every 0.5 s (nothing without it): the peak per
+    process and of the sum over processes."""
+
+    QUERY = ["nvidia-smi", "--query-compute-apps=timestamp,pid,used_memory", "--format=csv,noheader,nounits",
+             "-lms", "500"]
+
+    def __init__(self):
+        self.peaks: collections.Counter = collections.Counter()
+        self.totals: collections.Counter = collections.Counter()
+        self._process = None
+        self._thread = threading.Thread(target=self._read, name="sampler: GPU memory", daemon=True)
+
+    def __enter__(self) -> "GpuMemorySampler":
+        if shutil.which("nvidia-smi"):
+            self._process = subprocess.Popen(self.QUERY, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+            self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self._process is not None:
+            self._process.terminate()
+            self._thread.join()
+
+    def _read(self) -> None:
+        for line in self._process.stdout:
+            fields = [f.strip() for f in line.split(",")]
+            if len(fields) == 3 and fields[1].isdigit() and fields[2].isdigit():
+                pid, mib = int(fields[1]), int(fields[2])
+                self.peaks[pid] = max(self.peaks[pid], mib)
+                self.totals[fields[0]] += mib
+
+    def report(self, process_log: Path, top: int = 12) -> str:
+        if not self.peaks:
+            return "GPU memory: no per-process samples (no nvidia-smi)"
+        roles = {os.getpid(): "the evaluator (this process)"}
+        if process_log.exists():
+            for line in process_log.read_text().splitlines():
+                entry = json.loads(line)
+                roles[entry["pid"]] = f"{entry['kind']} of {entry['task']}"
+        rows = [f"| {roles.get(pid, f'process {pid}')} | {mib:,} |" for pid, mib in self.peaks.most_common(top)]
+        return (f"GPU memory, the most that all processes held at once: {max(self.totals.values()):,} MiB\n\n"
+                "| process | peak MiB |\n|---|---|\n" + "\n".join(rows))
 
 
 def _performance_cells(p) -> str:
@@ -104,10 +152,12 @@ def main() -> None:
         shutil.rmtree(root, ignore_errors=True)
     os.environ["TRITON_CACHE_DIR"] = str(root / "triton")
     cache = root / "agentloop"
-    lock_log = root / "locks.jsonl"
+    lock_log, process_log = root / "locks.jsonl", root / "processes.jsonl"
     lock_log.unlink(missing_ok=True)
+    process_log.unlink(missing_ok=True)
     if args.where:
         os.environ["AGENTLOOP_LOCK_LOG"] = str(lock_log)
+        os.environ["AGENTLOOP_PROCESS_LOG"] = str(process_log)
 
     from evaluator.evaluate import Evaluator, EvaluatorConfig
     from evaluator.loader import FOUNDATION_TASKS, load_suite
@@ -117,8 +167,12 @@ def main() -> None:
         suite = {i: suite[i] for i in (args.tasks or FOUNDATION_TASKS)}
     began = time.perf_counter()
     config = EvaluatorConfig(cache_dir=cache)
-    sampler = ThreadSampler()
-    with Evaluator(config) as evaluator, (sampler if args.where else contextlib.nullcontext()):
+    sampler, memory = ThreadSampler(), GpuMemorySampler()
+    where = contextlib.ExitStack()
+    if args.where:
+        where.enter_context(sampler)
+        where.enter_context(memory)
+    with Evaluator(config) as evaluator, where:
         with ThreadPoolExecutor(args.workers) as pool:
             results = list(pool.map(lambda t: evaluator.evaluate(t, t.solution_path.read_text()), suite.values()))
     wall = time.perf_counter() - began
@@ -142,7 +196,7 @@ def main() -> None:
         if r.performance and r.performance.baseline_error:
             print(f"\n{r.task_id}: no eager baseline: {r.performance.baseline_error}")
     if args.where:
-        print("\n" + lock_report(lock_log, wall) + "\n\n" + sampler.report())
+        print("\n" + lock_report(lock_log, wall) + "\n\n" + sampler.report() + "\n\n" + memory.report(process_log))
 
 
 if __name__ == "__main__":

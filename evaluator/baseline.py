@@ -52,7 +52,7 @@ class BaselineCache:
 
 def measure(server: ForkServer, task: Task, set_files: list[Path], device: str, lock_dir: Path | None,
             policy: dict, compile_too: bool) -> dict[str, TimingStats]:
-    job = {"task_path": str(task.source_path), "sets": [str(p) for p in set_files], "device": device,
+    job = {"task": task.id, "task_path": str(task.source_path), "sets": [str(p) for p in set_files], "device": device,
            "lock_dir": str(lock_dir) if lock_dir else None, "policy": policy, "compile": compile_too}
     limits = Limits(step_seconds=BASELINE_WALL_SECONDS, total_seconds=BASELINE_WALL_SECONDS, memory_bytes=64 << 30,
                     address_space=False)

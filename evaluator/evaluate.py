@@ -210,7 +210,7 @@ class Evaluator:
         blocking = report.verdict in (Verdict.NO_CODE, Verdict.COMPILE_FAIL) or report.entry is None
         if not report.ok and (self.config.static_checks or blocking):
             raise Verdicts(report.verdict, report.reason)
-        job = {"entry": report.entry, "device": str(self.device), "mutates": list(task.mutates),
+        job = {"task": task.id, "entry": report.entry, "device": str(self.device), "mutates": list(task.mutates),
                "allowed_aten": sorted({op for a in task.allowed for op in a.aten}),
                "lock_dir": str(self.lock_dir) if self.lock_dir else None,
                "gpu_memory_fraction": self.config.gpu_memory_fraction if self.on_gpu else None,

@@ -8,6 +8,7 @@ blow-up) becomes a `ChildGone` carrying a reason in words.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -34,6 +35,16 @@ KEPT_ENV = re.compile(r"^(PATH|HOME|USER|LOGNAME|LANG|LC_[A-Z]+|TZ|TMPDIR|PYTHON
 SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSW|CREDENTIAL|AUTH|COOKIE|SESSION", re.IGNORECASE)
 OUTPUT_TAIL_BYTES = 2000
 FOOTPRINT_PERIOD = 0.25  # seconds between scans of a child's process tree, memory and scratch disk
+
+
+def _log_process(pid: int, kind: str, task: str | None) -> None:
+    """With AGENTLOOP_PROCESS_LOG set to a file, one JSON line per child (pid, kind, task), so that
+    per-process figures (GPU memory, say) can be told apart by what the process was for."""
+    path = os.environ.get("AGENTLOOP_PROCESS_LOG")
+    if not path:
+        return
+    with contextlib.suppress(OSError), open(path, "a") as log:
+        log.write(json.dumps({"pid": pid, "kind": kind, "task": task, "spawned": time.time()}) + "\n")
 
 
 def scrubbed_environment(environ: dict[str, str]) -> dict[str, str]:
@@ -210,6 +221,7 @@ class Sandbox:
                    "CPU": int(4 * limits.total_seconds),
                    "AS_EXTRA": limits.memory_bytes if limits.address_space else None}
         self.pid = server.spawn(kind, self.scratch, rlimits)
+        _log_process(self.pid, kind, job.get("task"))
         self.conn: socket.socket | None = None
         self.buffer = b""
         self.unsent = b""

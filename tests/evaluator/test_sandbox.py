@@ -232,3 +232,15 @@ def test_a_reference_that_cannot_be_built_is_the_evaluators_error_not_the_candid
         with pytest.raises(RuntimeError, match="could not be built"):
             evaluator.evaluate(_slowed(task, 0, fail=True), task.solution_path.read_text())
         assert evaluator.evaluate(task, task.solution_path.read_text()).verdict.value == "CORRECT"
+
+
+def test_the_process_log_names_each_child_with_its_kind_and_task(cpu_evaluator, suite, tmp_path, monkeypatch):
+    import json
+    log = tmp_path / "processes.jsonl"
+    monkeypatch.setenv("AGENTLOOP_PROCESS_LOG", str(log))
+    task = suite["Activation/gelu"]
+    result = cpu_evaluator.evaluate(task, task.solution_path.read_text())
+    assert result.verdict.value == "CORRECT"
+    children = [json.loads(line) for line in log.read_text().splitlines()]
+    assert [(c["kind"], c["task"]) for c in children] == [("candidate", "Activation/gelu")]
+    assert children[0]["pid"] not in (os.getpid(), cpu_evaluator.server._proc.pid)  # the fork server's child
