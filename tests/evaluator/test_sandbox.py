@@ -244,3 +244,28 @@ def test_the_process_log_names_each_child_with_its_kind_and_task(cpu_evaluator, 
     children = [json.loads(line) for line in log.read_text().splitlines()]
     assert [(c["kind"], c["task"]) for c in children] == [("candidate", "Activation/gelu")]
     assert children[0]["pid"] not in (os.getpid(), cpu_evaluator.server._proc.pid)  # the fork server's child
+
+
+def test_the_process_tree_finds_every_descendant_and_nothing_else():
+    import time
+
+    import psutil
+
+    from evaluator.sandbox import process_tree
+    nested = subprocess.Popen(["bash", "-c", "sleep 30 & (sleep 30 & (sleep 30 & wait) & wait) & wait"])
+    bystander = subprocess.Popen(["sleep", "30"])
+    try:
+        time.sleep(0.5)
+        expected = {nested.pid, *(c.pid for c in psutil.Process(nested.pid).children(recursive=True))}
+        assert len(expected) == 6  # bash, sleep, subshell, sleep, subshell, sleep
+        assert set(process_tree(nested.pid)) == expected
+        assert bystander.pid not in process_tree(nested.pid)
+        assert process_tree(bystander.pid) == [bystander.pid]
+    finally:
+        for process in psutil.Process(nested.pid).children(recursive=True):
+            process.kill()
+        nested.kill()
+        bystander.kill()
+    nested.wait()
+    bystander.wait()
+    assert process_tree(nested.pid) == []
