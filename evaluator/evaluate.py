@@ -241,7 +241,7 @@ class Evaluator:
         cases, data = feed.cases, feed.data
         outputs: dict[int, list[Any]] = {}
         began = time.perf_counter()
-        sent = calls = 0
+        sent = calls = judged = 0
         imported = False
         while True:
             sent = _send_ready_cases(box, feed, sent)
@@ -267,7 +267,11 @@ class Evaluator:
                 outputs.setdefault(index, []).append(out)
                 if len(outputs[index]) == 2:
                     self._judge_case(task, cases[index], data[index], outputs.pop(index), result)
+                    judged += 1
             elif event == "cases_done":
+                if judged < len(cases):  # the candidate's code shares the worker's process and socket
+                    raise Verdicts(Verdict.CONTRACT_FAIL, f"the candidate's process reported the cases done "
+                                   f"before running them all ({judged} of {len(cases)} judged)")
                 result.kernels = [KernelInfo(**_known(k, KernelInfo)) for k in message.get("kernels", [])
                                   if isinstance(k, dict)]
                 return
