@@ -34,17 +34,17 @@ PROJECT = str(Path(__file__).resolve().parents[1])
 
 
 class ThreadSampler:
-    """Counts, every `period` seconds, the innermost project frame of each thread but the caller's."""
+    """Counts, every `period` seconds, the innermost project frame of each thread but the caller's
+    and the samplers'."""
 
     def __init__(self, period: float = 0.02):
-        self.period, self.counts, self.samples = period, collections.Counter(), 0
+        self.period, self.counts = period, collections.Counter()
         self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
-        self._skip = {threading.get_ident()}
+        self._thread = threading.Thread(target=self._run, name="sampler: threads", daemon=True)
+        self._caller = threading.get_ident()
 
     def __enter__(self) -> "ThreadSampler":
         self._thread.start()
-        self._skip.add(self._thread.ident)
         return self
 
     def __exit__(self, *exc) -> None:
@@ -53,8 +53,7 @@ class ThreadSampler:
 
     def _run(self) -> None:
         while not self._stop.wait(self.period):
-            self.samples += 1
-            skip = self._skip | {t.ident for t in threading.enumerate() if t.name.startswith("sampler")}
+            skip = {self._caller} | {t.ident for t in threading.enumerate() if t.name.startswith("sampler")}
             for ident, frame in sys._current_frames().items():
                 if ident not in skip:
                     self.counts[_where(frame)] += 1
@@ -145,7 +144,7 @@ def main() -> None:
     parser.add_argument("--cache-root", type=Path)
     parser.add_argument("--warm", action="store_true", help="reuse the caches under --cache-root")
     parser.add_argument("--tasks", nargs="+", default=None, help="task ids, or `all` (default: the 15 foundation tasks)")
-    parser.add_argument("--where", action="store_true", help="report GPU lock holds and evaluator thread samples")
+    parser.add_argument("--where", action="store_true", help="report GPU lock holds, evaluator thread samples and each process's GPU memory")
     args = parser.parse_args()
     root = args.cache_root or Path(tempfile.mkdtemp(prefix="agentloop-bench-"))
     if not args.warm:

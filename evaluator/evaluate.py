@@ -349,15 +349,14 @@ class Evaluator:
         device, or on the host when candidates have taken the GPU's memory."""
         if not self.on_gpu or data.expected_bytes < HOST_JUDGING_BYTES:
             return task.contract.judge(data.expected, runs, data.inputs)
-        try:
-            with self._judging, gpu_lock.shared(self.lock_dir):
-                try:
-                    return task.contract.judge(data.expected_on(self.device), on_device(runs, self.device),
-                                               data.inputs)
-                finally:
-                    torch.cuda.empty_cache()  # between large judgements the GPU's memory is the candidates'
-        except torch.OutOfMemoryError:
-            return task.contract.judge(data.expected, runs, data.inputs)
+        with self._judging, gpu_lock.shared(self.lock_dir):
+            try:
+                return task.contract.judge(data.expected_on(self.device), on_device(runs, self.device), data.inputs)
+            except torch.OutOfMemoryError:
+                pass
+            finally:
+                torch.cuda.empty_cache()  # between large judgements the GPU's memory is the candidates'
+        return task.contract.judge(data.expected, runs, data.inputs)
 
     # timing -----------------------------------------------------------------------------------
     def _time(self, box: Sandbox, task: Task, result: EvalResult) -> None:

@@ -15,11 +15,12 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import json
 import os
 import time
 from pathlib import Path
 from typing import Callable, Iterator
+
+from evaluator import event_log
 
 _wait_listener: Callable[[bool], None] | None = None
 
@@ -87,13 +88,8 @@ def _hold(lock_dir: str | Path | None, mode: int) -> Iterator[None]:
 
 
 def _log_hold(mode: int, asked: float, got: float) -> None:
-    path = os.environ.get("AGENTLOOP_LOCK_LOG")
-    if not path:
-        return
-    line = json.dumps({"pid": os.getpid(), "mode": "exclusive" if mode == fcntl.LOCK_EX else "shared",
-                       "asked": asked, "got": got, "released": time.time()})
-    with contextlib.suppress(OSError), open(path, "a") as log:
-        log.write(line + "\n")
+    event_log.append("AGENTLOOP_LOCK_LOG", {"pid": os.getpid(), "mode": "exclusive" if mode == fcntl.LOCK_EX
+                                            else "shared", "asked": asked, "got": got, "released": time.time()})
 
 
 def shared(lock_dir: str | Path | None):

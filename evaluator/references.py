@@ -92,22 +92,26 @@ class ReferenceStore:
             return data
 
     def _build(self, task: Task, case: Case) -> CaseData:
-        path = self.directory / f"{task.id.replace('/', '__')}__{case.key}.pt"
         if self.device.type == "cuda" and case.size == "standard":
-            with self._computing, gpu_lock.shared(self.lock_dir):
-                with drawing_on(self.device):
-                    drawn = task.make_inputs(case.seed, case.size, case.mode, case.dtype)
-                expected = expected_outputs(task, drawn, self.device)
-                inputs = on_device(drawn, torch.device("cpu"), keep_markers=True)
-                del drawn
-                torch.cuda.empty_cache()  # the evaluator keeps no GPU memory between cases
-            wire.save(inputs, path)
-            return CaseData(inputs, path, expected)
-        inputs = task.make_inputs(case.seed, case.size, case.mode, case.dtype)
+            inputs, expected = self._build_on_gpu(task, case)
+        else:
+            inputs = task.make_inputs(case.seed, case.size, case.mode, case.dtype)
+            with gpu_lock.shared(self.lock_dir):  # small and edge cases take little of the GPU's memory
+                expected = expected_outputs(task, inputs, self.device)
+        path = self.directory / f"{task.id.replace('/', '__')}__{case.key}.pt"
         wire.save(inputs, path)
-        with gpu_lock.shared(self.lock_dir):  # small and edge cases take little of the GPU's memory
-            expected = expected_outputs(task, inputs, self.device)
         return CaseData(inputs, path, expected)
+
+    def _build_on_gpu(self, task: Task, case: Case) -> tuple[Inputs, Expected]:
+        """Inputs drawn on the GPU and kept on the host, with their expected outputs."""
+        with self._computing, gpu_lock.shared(self.lock_dir):
+            with drawing_on(self.device):
+                drawn = task.make_inputs(case.seed, case.size, case.mode, case.dtype)
+            expected = expected_outputs(task, drawn, self.device)
+            inputs = on_device(drawn, torch.device("cpu"), keep_markers=True)
+            del drawn
+            torch.cuda.empty_cache()  # the evaluator keeps no GPU memory between cases
+        return inputs, expected
 
     def model_init_file(self, task: Task) -> Path:
         """KernelBench problems: Model's constructor arguments, for the candidate's ModelNew."""

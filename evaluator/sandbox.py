@@ -8,7 +8,6 @@ blow-up) becomes a `ChildGone` carrying a reason in words.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import re
@@ -26,6 +25,8 @@ from pathlib import Path
 from typing import Any
 
 import psutil
+
+from evaluator import event_log
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 KEPT_ENV = re.compile(r"^(PATH|HOME|USER|LOGNAME|LANG|LC_[A-Z]+|TZ|TMPDIR|PYTHONPATH|VIRTUAL_ENV|"
@@ -64,16 +65,6 @@ def process_tree(pid: int) -> list[int]:
             except (OSError, ValueError):
                 continue
     return tree
-
-
-def _log_process(pid: int, kind: str, task: str | None) -> None:
-    """With AGENTLOOP_PROCESS_LOG set to a file, one JSON line per child (pid, kind, task), so that
-    per-process figures (GPU memory, say) can be told apart by what the process was for."""
-    path = os.environ.get("AGENTLOOP_PROCESS_LOG")
-    if not path:
-        return
-    with contextlib.suppress(OSError), open(path, "a") as log:
-        log.write(json.dumps({"pid": pid, "kind": kind, "task": task, "spawned": time.time()}) + "\n")
 
 
 def scrubbed_environment(environ: dict[str, str]) -> dict[str, str]:
@@ -250,7 +241,9 @@ class Sandbox:
                    "CPU": int(4 * limits.total_seconds),
                    "AS_EXTRA": limits.memory_bytes if limits.address_space else None}
         self.pid = server.spawn(kind, self.scratch, rlimits)
-        _log_process(self.pid, kind, job.get("task"))
+        # per-process figures (GPU memory, say) can then be told apart by what the process was for
+        event_log.append("AGENTLOOP_PROCESS_LOG", {"pid": self.pid, "kind": kind, "task": job.get("task"),
+                                                   "spawned": time.time()})
         self.conn: socket.socket | None = None
         self.buffer = b""
         self.unsent = b""
@@ -327,9 +320,9 @@ class Sandbox:
         """Processes in the child's tree and the memory they hold. Forked processes share pages,
         so a tree is measured by proportional set size (each shared page split among its users)."""
         tree = process_tree(self.pid)
-        if len(tree) <= 1:
+        if len(tree) == 1:
             try:
-                return len(tree), psutil.Process(self.pid).memory_info().rss if tree else 0
+                return 1, psutil.Process(self.pid).memory_info().rss
             except psutil.Error:
                 return 0, 0
         total = 0

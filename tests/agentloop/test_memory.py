@@ -17,19 +17,9 @@ from agentloop.evaluation import EvaluationQueue
 from agentloop.generators.base import GeneratorSpec, Request
 from agentloop.generators.scripted import ScriptedGenerator
 from agentloop.run import run_experiment
+from tests.agentloop.test_faults import RAISING_GELU
 from traces.store import TraceStore
 
-LAUNCHES_THEN_RAISES = """```python
-import triton
-
-@triton.jit
-def touch(x_ptr):
-    pass
-
-def gelu(input, approximate="none"):
-    touch[(1,)](input)
-    raise ValueError("not finished")
-```"""
 NO_CODE = "A blocked kernel with one program per row would do; code next round."
 ROUNDS = 16
 SAMPLES = 2
@@ -45,7 +35,7 @@ def test_the_heap_and_open_files_stay_flat_as_attempts_accumulate(tmp_path, suit
             gc.collect()
             heap_at_round.setdefault(request.round, []).append(tracemalloc.get_traced_memory()[0])
             files_at_round.setdefault(request.round, []).append(len(os.listdir("/proc/self/fd")))
-        return LAUNCHES_THEN_RAISES if request.round % 2 == 0 else NO_CODE
+        return RAISING_GELU if request.round % 2 == 0 else NO_CODE
 
     experiment = Experiment(name="memory", tasks=TaskSelection(ids=["Activation/gelu"]), samples=SAMPLES,
                             generator=GeneratorSpec(provider="scripted", model="memory"), arms=[Arm("memory")],
