@@ -82,25 +82,39 @@ class GpuMemorySampler:
     QUERY = ["nvidia-smi", "--query-compute-apps=timestamp,pid,used_memory", "--format=csv,noheader,nounits",
              "-lms", "500"]
 
+    UTILIZATION = ["nvidia-smi", "--query-gpu=utilization.gpu", "--format=csv,noheader,nounits", "-lms", "500"]
+
     def __init__(self):
         self.peaks: collections.Counter = collections.Counter()
         self.totals: collections.Counter = collections.Counter()
-        self._process = None
-        self._thread = threading.Thread(target=self._read, name="sampler: GPU memory", daemon=True)
+        self.utilization: list[float] = []
+        self._processes: list[subprocess.Popen] = []
+        self._threads = [threading.Thread(target=self._read, name="sampler: GPU memory", daemon=True),
+                         threading.Thread(target=self._read_utilization, name="sampler: GPU use", daemon=True)]
 
     def __enter__(self) -> "GpuMemorySampler":
         if shutil.which("nvidia-smi"):
-            self._process = subprocess.Popen(self.QUERY, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-            self._thread.start()
+            for query in (self.QUERY, self.UTILIZATION):
+                self._processes.append(subprocess.Popen(query, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                                        text=True))
+            for thread in self._threads:
+                thread.start()
         return self
 
     def __exit__(self, *exc) -> None:
-        if self._process is not None:
-            self._process.terminate()
-            self._thread.join()
+        for process in self._processes:
+            process.terminate()
+        if self._processes:
+            for thread in self._threads:
+                thread.join()
+
+    def _read_utilization(self) -> None:
+        for line in self._processes[1].stdout:
+            if line.strip().isdigit():
+                self.utilization.append(int(line) / 100)
 
     def _read(self) -> None:
-        for line in self._process.stdout:
+        for line in self._processes[0].stdout:
             fields = [f.strip() for f in line.split(",")]
             if len(fields) == 3 and fields[1].isdigit() and fields[2].isdigit():
                 pid, mib = int(fields[1]), int(fields[2])
@@ -110,14 +124,96 @@ class GpuMemorySampler:
     def report(self, process_log: Path, top: int = 12) -> str:
         if not self.peaks:
             return "GPU memory: no per-process samples (no nvidia-smi)"
-        roles = {os.getpid(): "the evaluator (this process)"}
-        if process_log.exists():
-            for line in process_log.read_text().splitlines():
+        roles, torch_peaks = process_roles(process_log), _torch_peaks(process_log)
+        rows = [f"| {roles.get(pid, f'process {pid}')} | {mib:,} | {torch_peaks.get(pid, '-')} |"
+                for pid, mib in self.peaks.most_common(top)]
+        use = self.utilization or [0.0]
+        return (f"GPU busy (nvidia-smi utilization) {sum(use) / len(use):.0%} on average; per 5 s: "
+                f"{timeline(use, 10)}\n\n"
+                f"GPU memory, the most that all processes held at once: {max(self.totals.values()):,} MiB\n\n"
+                "| process | peak MiB (nvidia-smi) | torch's peak, allocated / reserved MiB |\n|---|---|---|\n" + "\n".join(rows))
+
+
+class CpuSampler:
+    """Every 0.5 s: how busy the machine's CPUs are (/proc/stat), and the CPU seconds of every
+    process the evaluator started (its process log names them) and of the evaluator itself."""
+
+    def __init__(self, process_log: Path, period: float = 0.5):
+        self.process_log, self.period = process_log, period
+        self.busy: list[float] = []
+        self.seconds: dict[int, float] = {}
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="sampler: CPU", daemon=True)
+
+    def __enter__(self) -> "CpuSampler":
+        if Path("/proc/stat").exists():
+            self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join()
+
+    @staticmethod
+    def _totals() -> tuple[int, int]:
+        fields = [int(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+        idle = fields[3] + fields[4]
+        return sum(fields) - idle, sum(fields)
+
+    def _run(self) -> None:
+        ticks = os.sysconf("SC_CLK_TCK")
+        last = self._totals()
+        while not self._stop.wait(self.period):
+            now = self._totals()
+            self.busy.append((now[0] - last[0]) / max(1, now[1] - last[1]))
+            last = now
+            for pid in _logged_pids(self.process_log) | {os.getpid()}:
+                with contextlib.suppress(OSError, ValueError, IndexError):
+                    stat = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+                    self.seconds[pid] = sum(int(v) for v in stat[11:15]) / ticks  # utime stime cutime cstime
+
+    def report(self, roles: dict[int, str]) -> str:
+        if not self.busy:
+            return "CPU: no samples"
+        by_kind: collections.Counter = collections.Counter()
+        for pid, seconds in self.seconds.items():
+            by_kind[roles.get(pid, "other").split(" of ")[0]] += seconds
+        saturated = sum(b >= 0.9 for b in self.busy) / len(self.busy)
+        rows = "\n".join(f"| {kind} | {s:.1f} |" for kind, s in by_kind.most_common())
+        return (f"CPU ({os.cpu_count()} cores): busy {sum(self.busy) / len(self.busy):.0%} on average, "
+                f">= 90% busy in {saturated:.0%} of the samples; per 5 s: {timeline(self.busy, 10)}"
+                f"\n\n| processes | CPU seconds (children "
+                f"included) |\n|---|---|\n{rows}")
+
+
+def timeline(fractions: list[float], per: int) -> str:
+    """Means of consecutive groups of `per` samples, as percentages."""
+    groups = [fractions[i:i + per] for i in range(0, len(fractions), per)]
+    return " ".join(f"{sum(g) / len(g):.0%}" for g in groups)
+
+
+def _torch_peaks(process_log: Path) -> dict[int, str]:
+    peaks: dict[int, str] = {}
+    if process_log.exists():
+        for entry in map(json.loads, process_log.read_text().splitlines()):
+            if "reserved_mib" in entry:
+                peaks[entry["pid"]] = f"{entry['allocated_mib']:,} / {entry['reserved_mib']:,}"
+    return peaks
+
+
+def _logged_pids(process_log: Path) -> set[int]:
+    return set(process_roles(process_log)) - {os.getpid()}
+
+
+def process_roles(process_log: Path) -> dict[int, str]:
+    roles = {os.getpid(): "the evaluator (this process)"}
+    if process_log.exists():
+        for line in process_log.read_text().splitlines():
+            with contextlib.suppress(ValueError, KeyError):
                 entry = json.loads(line)
                 roles[entry["pid"]] = f"{entry['kind']} of {entry['task']}"
-        rows = [f"| {roles.get(pid, f'process {pid}')} | {mib:,} |" for pid, mib in self.peaks.most_common(top)]
-        return (f"GPU memory, the most that all processes held at once: {max(self.totals.values()):,} MiB\n\n"
-                "| process | peak MiB |\n|---|---|\n" + "\n".join(rows))
+    return roles
 
 
 def _performance_cells(p) -> str:
@@ -125,15 +221,22 @@ def _performance_cells(p) -> str:
     return f"{speedup} | {p.gbps or 0:.0f} | {p.tflops or 0:.1f} | {p.roofline_fraction or 0:.0%} |"
 
 
-def lock_report(path: Path, wall: float) -> str:
+def lock_report(path: Path, wall: float, roles: dict[int, str]) -> str:
     holds = [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
     exclusive = [h for h in holds if h["mode"] == "exclusive"]
     shared = [h for h in holds if h["mode"] == "shared"]
     held = sum(h["released"] - h["got"] for h in exclusive)
+    rows = []
+    for mode, group in (("exclusive", exclusive), ("shared", shared)):
+        by_kind = collections.defaultdict(list)
+        for h in group:
+            by_kind[roles.get(h["pid"], "other").split(" of ")[0]].append(h)
+        rows += [f"| {mode} | {kind} | {len(hs)} | {sum(h['got'] - h['asked'] for h in hs):.1f} | "
+                 f"{max(h['got'] - h['asked'] for h in hs):.2f} | {sum(h['released'] - h['got'] for h in hs):.1f} |"
+                 for kind, hs in sorted(by_kind.items())]
     return (f"GPU lock: held exclusively {held:.1f} s in {len(exclusive)} holds ({held / wall:.0%} of the wall "
-            f"time; timing, candidates' and baselines'); shared {len(shared)} times, waiting "
-            f"{sum(h['got'] - h['asked'] for h in shared):.1f} s in all (max "
-            f"{max((h['got'] - h['asked'] for h in shared), default=0):.1f} s)")
+            f"time)\n\n| mode | holder | holds | waited s | longest wait s | held s |\n|---|---|---|---|---|---|\n"
+            + "\n".join(rows))
 
 
 
@@ -149,6 +252,7 @@ def main() -> None:
     root = args.cache_root or Path(tempfile.mkdtemp(prefix="agentloop-bench-"))
     if not args.warm:
         shutil.rmtree(root, ignore_errors=True)
+    root.mkdir(parents=True, exist_ok=True)
     os.environ["TRITON_CACHE_DIR"] = str(root / "triton")
     cache = root / "agentloop"
     lock_log, process_log = root / "locks.jsonl", root / "processes.jsonl"
@@ -166,14 +270,20 @@ def main() -> None:
         suite = {i: suite[i] for i in (args.tasks or FOUNDATION_TASKS)}
     began = time.perf_counter()
     config = EvaluatorConfig(cache_dir=cache)
-    sampler, memory = ThreadSampler(), GpuMemorySampler()
+    sampler, memory, cpu = ThreadSampler(), GpuMemorySampler(), CpuSampler(process_log)
     where = contextlib.ExitStack()
     if args.where:
-        where.enter_context(sampler)
-        where.enter_context(memory)
+        for each in (sampler, memory, cpu):
+            where.enter_context(each)
     with Evaluator(config) as evaluator, where:
         with ThreadPoolExecutor(args.workers) as pool:
-            results = list(pool.map(lambda t: evaluator.evaluate(t, t.solution_path.read_text()), suite.values()))
+            finished: dict[str, float] = {}
+
+            def evaluate(task):
+                result = evaluator.evaluate(task, task.solution_path.read_text())
+                finished[task.id] = time.perf_counter() - began
+                return result
+            results = list(pool.map(evaluate, suite.values()))
     wall = time.perf_counter() - began
     if args.json:  # first: nothing below may lose it
         args.json.write_text(json.dumps({"wall_s": wall, "workers": args.workers, "cold": not args.warm,
@@ -182,12 +292,12 @@ def main() -> None:
     print(f"{len(results)} reference solutions on {env.gpu or 'CPU (interpreter)'}, driver {env.driver}, "
           f"torch {env.torch}, triton {env.triton}; workers {args.workers}; "
           f"{'warm' if args.warm else 'cold'} caches; wall {wall:.1f} s (evaluator start-up included)\n")
-    print("| task | verdict | latency s | references | start+import | calls (compile incl.) | correctness | "
+    print("| task | verdict | done at s | latency s | references | start+import | calls (compile incl.) | correctness | "
           "timing | speedup | GB/s | TFLOP/s | roofline |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for r in results:
         p, ph = r.performance, r.phases
-        print(f"| {r.task_id} | {r.verdict.value} | {ph.get('total', 0):.2f} | {ph.get('references', 0):.2f} | "
+        print(f"| {r.task_id} | {r.verdict.value} | {finished[r.task_id]:.1f} | {ph.get('total', 0):.2f} | {ph.get('references', 0):.2f} | "
               f"{ph.get('start_and_import', 0):.2f} | {ph.get('calls', 0):.2f} | "
               f"{ph.get('correctness', 0):.2f} | {ph.get('timing', 0):.2f} | "
               + (_performance_cells(p) if p else "- | - | - | - |"))
@@ -195,7 +305,9 @@ def main() -> None:
         if r.performance and r.performance.baseline_error:
             print(f"\n{r.task_id}: no eager baseline: {r.performance.baseline_error}")
     if args.where:
-        print("\n" + lock_report(lock_log, wall) + "\n\n" + sampler.report() + "\n\n" + memory.report(process_log))
+        roles = process_roles(process_log)
+        print("\n" + lock_report(lock_log, wall, roles) + "\n\n" + sampler.report() + "\n\n"
+              + memory.report(process_log) + "\n\n" + cpu.report(roles))
 
 
 if __name__ == "__main__":

@@ -61,7 +61,8 @@ def measure(server: ForkServer, task: Task, set_files: list[Path], device: str, 
             message = box.recv()
         except ChildGone as gone:  # its last line says why (e.g. out of GPU memory)
             last = (gone.output_tail.strip().splitlines() or [""])[-1]
-            raise ChildGone(gone.verdict, f"{gone.reason}: {last}" if last else gone.reason, gone.output_tail) from None
+            reason = f"{gone.reason}: {last}" if last and last not in gone.reason else gone.reason
+            raise ChildGone(gone.verdict, reason, gone.output_tail) from None
     if message.get("event") != "baseline":
         raise ChildGone("RUNTIME_FAIL", f"baseline measurement failed: {message}")
     return {label: stats(message[label]["samples_ms"]) for label in ("eager", "compiled") if label in message}

@@ -13,7 +13,7 @@ from evaluator import gpu_lock, wire
 from evaluator.loader import load_task
 from evaluator.task import on_device
 from evaluator.timing import TimingPolicy
-from evaluator.worker import Channel, time_function
+from evaluator.worker import Channel, log_gpu_memory, time_function
 
 
 def serve(scratch: Path) -> None:
@@ -37,6 +37,7 @@ def serve(scratch: Path) -> None:
             timed = time_function(fn, sets, task.mutates, None, frozenset(), policy, device, keep_outputs=False)
         results[label] = {"samples_ms": timed["samples_ms"]}
     channel.send({"event": "baseline", **results})
+    log_gpu_memory("timing", device)
 
 
 def main(scratch: str) -> None:

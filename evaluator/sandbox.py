@@ -32,7 +32,7 @@ PROJECT_ROOT = Path(__file__).resolve().parent.parent
 KEPT_ENV = re.compile(r"^(PATH|HOME|USER|LOGNAME|LANG|LC_[A-Z]+|TZ|TMPDIR|PYTHONPATH|VIRTUAL_ENV|"
                       r"CUDA_[A-Z_]+|NVIDIA_[A-Z_]+|LD_LIBRARY_PATH|TRITON_[A-Z_]+|TORCH_[A-Z_]+|"
                       r"TORCHINDUCTOR_[A-Z_]+|OMP_NUM_THREADS|MKL_[A-Z_]+|XDG_CACHE_HOME|NCCL_[A-Z_]+|"
-                      r"NVSHMEM_[A-Z_]+|AGENTLOOP_LOCK_LOG)$")
+                      r"NVSHMEM_[A-Z_]+|AGENTLOOP_LOCK_LOG|AGENTLOOP_PROCESS_LOG)$")
 SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSW|CREDENTIAL|AUTH|COOKIE|SESSION", re.IGNORECASE)
 OUTPUT_TAIL_BYTES = 2000
 FOOTPRINT_PERIOD = 0.25  # seconds between scans of a child's process tree, memory and scratch disk
@@ -278,7 +278,9 @@ class Sandbox:
     def _check_alive(self) -> None:
         info = self.server.exit_info(self.pid)
         if info is not None:
-            raise ChildGone("RUNTIME_FAIL", info.describe(), self.output_tail())
+            tail = self.output_tail()
+            last = (tail.strip().splitlines() or [""])[-1]  # an uncaught error's last line says what it was
+            raise ChildGone("RUNTIME_FAIL", f"{info.describe()}: {last}" if last else info.describe(), tail)
         now = time.monotonic()
         if self.waiting_since is not None:
             if self.waited + now - self.waiting_since > self.limits.lock_wait_seconds:

@@ -19,7 +19,7 @@ from typing import Any, Callable
 
 import torch
 
-from evaluator import gpu_lock, wire
+from evaluator import event_log, gpu_lock, wire
 from evaluator.guards import LaunchRecorder, TorchGuard, live_threads, poison_value
 from evaluator.task import Inputs, clone_inputs, judged_outputs, on_device
 from evaluator.timing import TimingPolicy, measure
@@ -166,11 +166,16 @@ class CandidateProcess:
             if self.device.type == "cuda":
                 torch.cuda.empty_cache()  # the case's tensors are gone; other candidates share this GPU
         self.channel.send({"event": "cases_done", "kernels": [vars(k) for k in self.recorder.kernels.values()]})
+        log_gpu_memory("correctness", self.device)
         return True
 
     def run_case(self, index: int, inputs_file: str) -> bool:
         """Two guarded calls on the case's inputs, their outputs written for the evaluator."""
-        inputs = on_device(wire.load(inputs_file), self.device)
+        try:
+            inputs = on_device(wire.load(inputs_file), self.device)
+        except BaseException as exc:  # noqa: BLE001 - a full GPU, say: a verdict, not a dead child
+            self.fail("call", exc, verdict=classify(exc)[0], case=index, run=0)
+            return False
         for run in range(2):
             try:
                 # The GPU lock, taken at the call's first launch, also covers the checks and the copy
@@ -202,6 +207,15 @@ class CandidateProcess:
         for k, value in kept.items():
             wire.save({"out": value}, self.scratch / f"timed_set{k}.pt")
         self.channel.send({"event": "timed", **result})
+        log_gpu_memory("timing", self.device)
+
+
+def log_gpu_memory(stage: str, device: torch.device) -> None:
+    """For benchmarks (AGENTLOOP_PROCESS_LOG): the most GPU memory torch held in this process so far."""
+    if device.type == "cuda" and os.environ.get("AGENTLOOP_PROCESS_LOG"):
+        event_log.append("AGENTLOOP_PROCESS_LOG", {
+            "pid": os.getpid(), "stage": stage, "allocated_mib": torch.cuda.max_memory_allocated(device) >> 20,
+            "reserved_mib": torch.cuda.max_memory_reserved(device) >> 20})
 
 
 def _bits(t: torch.Tensor) -> torch.Tensor:
