@@ -2,7 +2,7 @@
 15 foundation tasks (one per category, issue 2's target); `--tasks all` takes the whole suite.
 
     python benchmarks/evaluator_throughput.py [--workers N] [--json out.json] [--cache-root DIR] [--warm]
-                                              [--tasks ID ... | all] [--where]
+                                              [--tasks ID ... | all] [--where] [--switch-interval S]
 
 Caches (Triton's kernel cache, agentloop's baselines and calibration) live under --cache-root.
 Cold (the default) empties them first; --warm reuses what an earlier run left there. Prints a
@@ -248,7 +248,11 @@ def main() -> None:
     parser.add_argument("--warm", action="store_true", help="reuse the caches under --cache-root")
     parser.add_argument("--tasks", nargs="+", default=None, help="task ids, or `all` (default: the 15 foundation tasks)")
     parser.add_argument("--where", action="store_true", help="report GPU lock holds, evaluator thread samples and each process's GPU memory")
+    parser.add_argument("--switch-interval", type=float, help="the evaluator process's GIL switch interval, s "
+                        "(sys.setswitchinterval; Python's default is 0.005)")
     args = parser.parse_args()
+    if args.switch_interval:
+        sys.setswitchinterval(args.switch_interval)
     root = args.cache_root or Path(tempfile.mkdtemp(prefix="agentloop-bench-"))
     if not args.warm:
         shutil.rmtree(root, ignore_errors=True)

@@ -38,6 +38,9 @@ def preload() -> None:
     import torch  # noqa: F401
     import triton  # noqa: F401
     import triton.language  # noqa: F401
+    # torch imports its compiler stack lazily, at the first torch call under a dispatch mode (the
+    # candidate's guard): seconds per child, paid once here instead
+    import torch._dynamo  # noqa: F401
 
     from evaluator import baseline_worker, worker  # noqa: F401
 

@@ -277,7 +277,7 @@ class Sandbox:
 
     def _check_alive(self) -> None:
         info = self.server.exit_info(self.pid)
-        if info is not None:
+        if info is not None and not self._drained_line():
             tail = self.output_tail()
             last = (tail.strip().splitlines() or [""])[-1]  # an uncaught error's last line says what it was
             raise ChildGone("RUNTIME_FAIL", f"{info.describe()}: {last}" if last else info.describe(), tail)
@@ -348,11 +348,23 @@ class Sandbox:
             self.step_started = time.monotonic()
             return message
 
+    def _drained_line(self) -> bool:
+        """Reads what an exited child left in the channel: is a whole message there (its last word,
+        a failure it reported before exiting, say)?"""
+        while self.conn is not None and select.select([self.conn], [], [], 0)[0]:
+            chunk = self.conn.recv(1 << 16)
+            if not chunk:
+                break
+            self.buffer += chunk
+        return b"\n" in self.buffer
+
     def _next_message(self, deadline: float | None = None) -> dict[str, Any] | None:
         while b"\n" not in self.buffer:
             if deadline is not None and time.monotonic() >= deadline:
                 return None
             self._check_alive()
+            if b"\n" in self.buffer:  # the last words of a child that has exited
+                break
             if self.conn is None:
                 ready, _, _ = select.select([self.listener], [], [], 0.05)
                 if ready:

@@ -269,3 +269,30 @@ def test_the_process_tree_finds_every_descendant_and_nothing_else():
     nested.wait()
     bystander.wait()
     assert process_tree(nested.pid) == []
+
+
+def test_a_failure_reported_just_before_the_child_exits_is_not_lost(evaluators, suite, monkeypatch):
+    """The child reports its failure and exits at once; the evaluator, busy elsewhere (here: slowed
+    after each empty poll), learns of the exit before it reads the report. The report still stands."""
+    import select
+    import time
+
+    from evaluator import sandbox
+
+    real_select = select.select
+
+    class SlowSelect:
+        @staticmethod
+        def select(*args):
+            ready = real_select(*args)
+            if not any(ready):
+                time.sleep(1.0)
+            return ready
+    monkeypatch.setattr(sandbox, "select", SlowSelect)
+    task = suite["Activation/gelu"]
+    failing = task.solution_path.read_text().replace(
+        "    x = input.contiguous()",
+        "    __import__('time').sleep(0.3)\n    raise ValueError('reported before exiting: 4711')\n    x = input.contiguous()")
+    result = evaluators(static=False).evaluate(task, failing)  # the candidate sleeps first
+    assert result.verdict.value == "RUNTIME_FAIL"
+    assert "reported before exiting: 4711" in result.reason and "exited" not in result.reason, result.reason
