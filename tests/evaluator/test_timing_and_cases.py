@@ -153,3 +153,41 @@ def test_wall_time_replaces_events_only_when_work_clearly_escaped_the_stream():
     side_stream = Measurement(events_ms=[0.01] * 20, walls_ms=[0.9] * 20, guarded_reps=2)
     assert not honest_under_load.escaped_stream(policy)
     assert side_stream.escaped_stream(policy)
+
+
+def test_timed_outputs_are_freed_at_once_not_left_to_the_garbage_collector(suite, monkeypatch):
+    """Each repetition's output must die when the next one replaces it: kept alive by a reference
+    cycle until the collector runs, 30 standard-size outputs took gigabytes of GPU memory. The GPU's
+    events are replaced by stand-ins so that the loop runs on the CPU."""
+    import gc
+
+    import torch
+
+    from evaluator import timing, worker
+    from evaluator.timing import TimingPolicy
+
+    class Event:
+        def __init__(self, **_):
+            pass
+    for name, value in {"_Event": Event, "_record": lambda e: None, "_elapsed": lambda a, b: 1.0,
+                        "_synchronize": lambda: None, "_spin": None}.items():
+        monkeypatch.setattr(timing, name, value)
+    monkeypatch.setattr(worker, "_l2_flush_bytes", lambda device: 1 << 16)
+    task = suite["Random/rand"]
+    sets = [task.make_inputs(seed, "small", "standard", torch.float32) for seed in (0, 2)]
+    sets = [worker.on_device(s, torch.device("cpu")) for s in sets]
+    gc.collect()
+    gc.disable()
+    gc.set_debug(gc.DEBUG_SAVEALL)
+    try:
+        timed = worker.time_function(task.reference, sets, task.mutates, None, frozenset(),
+                                     TimingPolicy(min_reps=30, max_seconds=0.5), torch.device("cpu"),
+                                     keep_outputs=False)
+        gc.collect()
+        in_cycles = [o for o in gc.garbage if isinstance(o, torch.Tensor)]
+    finally:
+        gc.set_debug(0)
+        gc.garbage.clear()
+        gc.enable()
+    assert len(timed["samples_ms"]) >= 30
+    assert in_cycles == []
