@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import itertools
 import json
 import math
 import statistics
@@ -45,7 +46,16 @@ def select(suite: dict, wanted: list[str], shard: str | None, done: set[str] = f
     if shard:
         k, n = (int(x) for x in shard.split("/"))
         tasks = tasks[k::n]
-    return tasks
+    return interleaved(tasks)
+
+
+def interleaved(tasks: list) -> list:
+    """One task of each category in turn, so that a category of slow tasks (LinearAlgebra's, on a GPU)
+    does not take every worker at once."""
+    by_category: dict[str, list] = {}
+    for task in tasks:
+        by_category.setdefault(task.category, []).append(task)
+    return [t for turn in itertools.zip_longest(*by_category.values()) for t in turn if t is not None]
 
 
 def measure(tasks: list, workers: int, jsonl: Path | None, timing_seconds: float | None) -> list[EvalResult]:
