@@ -121,11 +121,10 @@ class GpuMemorySampler:
                 self.peaks[pid] = max(self.peaks[pid], mib)
                 self.totals[fields[0]] += mib
 
-    def report(self, process_log: Path, top: int = 12) -> str:
+    def report(self, processes: ProcessLog, top: int = 12) -> str:
         if not self.peaks:
             return "GPU memory: no per-process samples (no nvidia-smi)"
-        roles, torch_peaks = process_roles(process_log), _torch_peaks(process_log)
-        rows = [f"| {roles.get(pid, f'process {pid}')} | {mib:,} | {torch_peaks.get(pid, '-')} |"
+        rows = [f"| {processes.roles.get(pid, f'process {pid}')} | {mib:,} | {processes.torch_peaks.get(pid, '-')} |"
                 for pid, mib in self.peaks.most_common(top)]
         use = self.utilization or [0.0]
         return (f"GPU busy (nvidia-smi utilization) {sum(use) / len(use):.0%} on average; per 5 s: "
@@ -134,12 +133,45 @@ class GpuMemorySampler:
                 "| process | peak MiB (nvidia-smi) | torch's peak, allocated / reserved MiB |\n|---|---|---|\n" + "\n".join(rows))
 
 
+class ProcessLog:
+    """The evaluator's process log (AGENTLOOP_PROCESS_LOG), read as it grows: what each child was
+    for, and torch's own GPU memory peak in it."""
+
+    def __init__(self, path: Path):
+        self.path, self._offset = path, 0
+        evaluator = os.getpid()
+        self.kinds = {evaluator: "the evaluator (this process)"}
+        self.roles = dict(self.kinds)
+        self.torch_peaks: dict[int, str] = {}
+
+    def refresh(self) -> "ProcessLog":
+        if self.path.exists():
+            with open(self.path, "rb") as log:
+                log.seek(self._offset)
+                complete = log.read().rpartition(b"\n")[0]
+            self._offset += len(complete) + 1 if complete else 0
+            for line in complete.decode().splitlines():
+                with contextlib.suppress(ValueError, KeyError):
+                    self._note(json.loads(line))
+        return self
+
+    def _note(self, entry: dict) -> None:
+        pid = entry["pid"]
+        if "kind" in entry:
+            self.kinds[pid], self.roles[pid] = entry["kind"], f"{entry['kind']} of {entry['task']}"
+        if "reserved_mib" in entry:
+            self.torch_peaks[pid] = f"{entry['allocated_mib']:,} / {entry['reserved_mib']:,}"
+
+    def children(self) -> set[int]:
+        return set(self.roles) - {os.getpid()}
+
+
 class CpuSampler:
     """Every 0.5 s: how busy the machine's CPUs are (/proc/stat), and the CPU seconds of every
     process the evaluator started (its process log names them) and of the evaluator itself."""
 
-    def __init__(self, process_log: Path, period: float = 0.5):
-        self.process_log, self.period = process_log, period
+    def __init__(self, processes: ProcessLog, period: float = 0.5):
+        self.processes, self.period = processes, period
         self.busy: list[float] = []
         self.seconds: dict[int, float] = {}
         self._stop = threading.Event()
@@ -168,17 +200,17 @@ class CpuSampler:
             now = self._totals()
             self.busy.append((now[0] - last[0]) / max(1, now[1] - last[1]))
             last = now
-            for pid in _logged_pids(self.process_log) | {os.getpid()}:
+            for pid in self.processes.refresh().children() | {os.getpid()}:
                 with contextlib.suppress(OSError, ValueError, IndexError):
                     stat = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
                     self.seconds[pid] = sum(int(v) for v in stat[11:15]) / ticks  # utime stime cutime cstime
 
-    def report(self, roles: dict[int, str]) -> str:
+    def report(self) -> str:
         if not self.busy:
             return "CPU: no samples"
         by_kind: collections.Counter = collections.Counter()
         for pid, seconds in self.seconds.items():
-            by_kind[roles.get(pid, "other").split(" of ")[0]] += seconds
+            by_kind[self.processes.kinds.get(pid, "other")] += seconds
         saturated = sum(b >= 0.9 for b in self.busy) / len(self.busy)
         rows = "\n".join(f"| {kind} | {s:.1f} |" for kind, s in by_kind.most_common())
         return (f"CPU ({os.cpu_count()} cores): busy {sum(self.busy) / len(self.busy):.0%} on average, "
@@ -193,35 +225,12 @@ def timeline(fractions: list[float], per: int) -> str:
     return " ".join(f"{sum(g) / len(g):.0%}" for g in groups)
 
 
-def _torch_peaks(process_log: Path) -> dict[int, str]:
-    peaks: dict[int, str] = {}
-    if process_log.exists():
-        for entry in map(json.loads, process_log.read_text().splitlines()):
-            if "reserved_mib" in entry:
-                peaks[entry["pid"]] = f"{entry['allocated_mib']:,} / {entry['reserved_mib']:,}"
-    return peaks
-
-
-def _logged_pids(process_log: Path) -> set[int]:
-    return set(process_roles(process_log)) - {os.getpid()}
-
-
-def process_roles(process_log: Path) -> dict[int, str]:
-    roles = {os.getpid(): "the evaluator (this process)"}
-    if process_log.exists():
-        for line in process_log.read_text().splitlines():
-            with contextlib.suppress(ValueError, KeyError):
-                entry = json.loads(line)
-                roles[entry["pid"]] = f"{entry['kind']} of {entry['task']}"
-    return roles
-
-
 def _performance_cells(p) -> str:
     speedup = f"{p.speedup:.2f}x" if p.speedup is not None else "-"
     return f"{speedup} | {p.gbps or 0:.0f} | {p.tflops or 0:.1f} | {p.roofline_fraction or 0:.0%} |"
 
 
-def lock_report(path: Path, wall: float, roles: dict[int, str]) -> str:
+def lock_report(path: Path, wall: float, processes: ProcessLog) -> str:
     holds = [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
     exclusive = [h for h in holds if h["mode"] == "exclusive"]
     shared = [h for h in holds if h["mode"] == "shared"]
@@ -230,14 +239,13 @@ def lock_report(path: Path, wall: float, roles: dict[int, str]) -> str:
     for mode, group in (("exclusive", exclusive), ("shared", shared)):
         by_kind = collections.defaultdict(list)
         for h in group:
-            by_kind[roles.get(h["pid"], "other").split(" of ")[0]].append(h)
+            by_kind[processes.kinds.get(h["pid"], "other")].append(h)
         rows += [f"| {mode} | {kind} | {len(hs)} | {sum(h['got'] - h['asked'] for h in hs):.1f} | "
                  f"{max(h['got'] - h['asked'] for h in hs):.2f} | {sum(h['released'] - h['got'] for h in hs):.1f} |"
                  for kind, hs in sorted(by_kind.items())]
     return (f"GPU lock: held exclusively {held:.1f} s in {len(exclusive)} holds ({held / wall:.0%} of the wall "
             f"time)\n\n| mode | holder | holds | waited s | longest wait s | held s |\n|---|---|---|---|---|---|\n"
             + "\n".join(rows))
-
 
 
 def main() -> None:
@@ -274,7 +282,8 @@ def main() -> None:
         suite = {i: suite[i] for i in (args.tasks or FOUNDATION_TASKS)}
     began = time.perf_counter()
     config = EvaluatorConfig(cache_dir=cache)
-    sampler, memory, cpu = ThreadSampler(), GpuMemorySampler(), CpuSampler(process_log)
+    processes = ProcessLog(process_log)
+    sampler, memory, cpu = ThreadSampler(), GpuMemorySampler(), CpuSampler(processes)
     where = contextlib.ExitStack()
     if args.where:
         for each in (sampler, memory, cpu):
@@ -309,9 +318,9 @@ def main() -> None:
         if r.performance and r.performance.baseline_error:
             print(f"\n{r.task_id}: no eager baseline: {r.performance.baseline_error}")
     if args.where:
-        roles = process_roles(process_log)
-        print("\n" + lock_report(lock_log, wall, roles) + "\n\n" + sampler.report() + "\n\n"
-              + memory.report(process_log) + "\n\n" + cpu.report(roles))
+        processes.refresh()
+        print("\n" + lock_report(lock_log, wall, processes) + "\n\n" + sampler.report() + "\n\n"
+              + memory.report(processes) + "\n\n" + cpu.report())
 
 
 if __name__ == "__main__":

@@ -11,7 +11,7 @@ import threading
 from pathlib import Path
 
 from evaluator.result import TimingStats
-from evaluator.sandbox import ChildGone, ForkServer, Limits, Sandbox
+from evaluator.sandbox import ChildGone, ForkServer, Limits, Sandbox, with_last_line
 from evaluator.task import Task
 from evaluator.timing import stats
 
@@ -60,9 +60,7 @@ def measure(server: ForkServer, task: Task, set_files: list[Path], device: str, 
         try:
             message = box.recv()
         except ChildGone as gone:  # its last line says why (e.g. out of GPU memory)
-            last = (gone.output_tail.strip().splitlines() or [""])[-1]
-            reason = f"{gone.reason}: {last}" if last and last not in gone.reason else gone.reason
-            raise ChildGone(gone.verdict, reason, gone.output_tail) from None
+            raise ChildGone(gone.verdict, with_last_line(gone.reason, gone.output_tail), gone.output_tail) from None
     if message.get("event") != "baseline":
         raise ChildGone("RUNTIME_FAIL", f"baseline measurement failed: {message}")
     return {label: stats(message[label]["samples_ms"]) for label in ("eager", "compiled") if label in message}

@@ -67,6 +67,13 @@ def process_tree(pid: int) -> list[int]:
     return tree
 
 
+def with_last_line(reason: str, output_tail: str) -> str:
+    """The reason, followed by the child's last line of output (an uncaught error's last line says
+    what it was), unless the reason already ends with it."""
+    last = (output_tail.strip().splitlines() or [""])[-1]
+    return f"{reason}: {last}" if last and not reason.endswith(last) else reason
+
+
 def scrubbed_environment(environ: dict[str, str]) -> dict[str, str]:
     """Only variables a kernel's toolchain needs; nothing that looks like a secret."""
     return {k: v for k, v in environ.items() if KEPT_ENV.match(k) and not SECRET_NAME.search(k)}
@@ -279,8 +286,7 @@ class Sandbox:
         info = self.server.exit_info(self.pid)
         if info is not None and not self._drained_line():
             tail = self.output_tail()
-            last = (tail.strip().splitlines() or [""])[-1]  # an uncaught error's last line says what it was
-            raise ChildGone("RUNTIME_FAIL", f"{info.describe()}: {last}" if last else info.describe(), tail)
+            raise ChildGone("RUNTIME_FAIL", with_last_line(info.describe(), tail), tail)
         now = time.monotonic()
         if self.waiting_since is not None:
             if self.waited + now - self.waiting_since > self.limits.lock_wait_seconds:

@@ -229,7 +229,7 @@ def changed_arguments(before: Inputs, after: Inputs, mutates: tuple[int, ...]) -
     named = [(f"argument {i}", a, b) for i, (a, b) in enumerate(zip(before.args, after.args)) if i not in mutates]
     named += [(f"argument {k!r}", v, after.kwargs.get(k)) for k, v in before.kwargs.items()]
     for name, a, b in named:
-        pairs = zip(_tensors(Inputs((a,))), _tensors(Inputs((b,))))
+        pairs = zip(_tensors(a), _tensors(b))
         if any(x.shape != y.shape or x.dtype != y.dtype or not torch.equal(_bits(x), _bits(y)) for x, y in pairs):
             changed.append(name)
     return changed
@@ -292,7 +292,7 @@ def time_function(fn: Callable, sets: list[Inputs], mutates: tuple[int, ...], re
     def keep(k: int) -> None:
         if keep_outputs:
             kept[k] = _detached_copy(judged_outputs(mutates, returned["value"], work))
-        for tensor in _tensors(Inputs((returned.pop("value"),))):
+        for tensor in _tensors(returned.pop("value")):
             tensor.fill_(poison_value(tensor.dtype, 0))  # stale results cannot serve a later call
 
     if recorder is not None:
@@ -318,19 +318,19 @@ def _detached_copy(value):
     return value
 
 
-def _tensors(inputs: Inputs) -> list[torch.Tensor]:
-    return _leaf_tensors([inputs.args, inputs.kwargs])
+def _tensors(value) -> list[torch.Tensor]:
+    """The tensors in an argument tree (Inputs, tuples, lists, dicts), in order.
 
-
-def _leaf_tensors(value) -> list[torch.Tensor]:
-    # Plain recursion: a nested recursive function would be a reference cycle holding its list of
-    # tensors until the garbage collector ran (a timed call's output per repetition: gigabytes).
+    Plain recursion: a nested recursive function would be a reference cycle holding its list of
+    tensors until the garbage collector ran (a timed call's output per repetition: gigabytes)."""
     if isinstance(value, torch.Tensor):
         return [value]
+    if isinstance(value, Inputs):
+        return _tensors([value.args, value.kwargs])
     if isinstance(value, (tuple, list)):
-        return [t for v in value for t in _leaf_tensors(v)]
+        return [t for v in value for t in _tensors(v)]
     if isinstance(value, dict):
-        return [t for v in value.values() for t in _leaf_tensors(v)]
+        return [t for v in value.values() for t in _tensors(v)]
     return []
 
 
