@@ -4,11 +4,13 @@ fraction of the roofline floor; per-category geometric means; the tasks below th
     python benchmarks/reference_solutions.py [--workers 8] [--tasks ID|CATEGORY ...] [--shard K/N]
                                              [--jsonl results.jsonl] [--skip-done earlier.jsonl ...]
     python benchmarks/reference_solutions.py --summarize results*.jsonl
+    python benchmarks/reference_solutions.py --from-tables benchmarks/RESULTS.md
 
 Each result is appended to --jsonl as it finishes, so a run cut short keeps what it measured; shards
 split the suite between processes (one per GPU: CUDA_VISIBLE_DEVICES=K). --summarize prints the
 tables from any number of such files. --skip-done leaves out the tasks an earlier, cut-short run
-already scored, so a second run finishes the suite.
+already scored, so a second run finishes the suite. --from-tables reads back the tables printed
+into a file (RESULTS.md) and prints them as one: the suite as several runs scored it.
 
 Aims (issue 5): geometric-mean speedup >= 1.0x overall, median roofline fraction >= 50%.
 """
@@ -25,6 +27,7 @@ import sys
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -109,36 +112,92 @@ def heartbeat(started: dict[str, float], every: float = 30.0):
         stop.set()
 
 
-def report(results: list[EvalResult]) -> None:
-    results = sorted(results, key=lambda r: r.task_id)
-    env = results[0].environment
-    print(f"{len(results)} reference solutions on {env.gpu}, driver {env.driver}, torch {env.torch}, "
-          f"triton {env.triton}\n")
-    print("| task | verdict | ms | eager ms | speedup | GB/s | TFLOP/s | roofline |")
-    print("|---|---|---|---|---|---|---|---|")
-    timed = []
-    for r in results:
+@dataclass(frozen=True)
+class Row:
+    """One task's line of the tables: from an EvalResult, or read back from a table printed earlier."""
+    task_id: str
+    verdict: str
+    ms: float | None = None
+    eager_ms: float | None = None
+    speedup: float | None = None
+    gbps: float | None = None
+    tflops: float | None = None
+    roofline: float | None = None
+    note: str = ""
+
+    @classmethod
+    def of(cls, r: EvalResult) -> "Row":
         p = r.performance
-        if p and p.speedup:
-            timed.append((r.task_id, p))
-            print(f"| {r.task_id} | {r.verdict.value} | {p.candidate.median_ms:.4f} | {p.eager.median_ms:.4f} | "
-                  f"{p.speedup:.2f}x | {p.gbps:.0f} | {p.tflops:.2f} | {p.roofline_fraction:.0%} |")
-        else:
-            print(f"| {r.task_id} | {r.verdict.value} | - | - | - | - | - | - |  {r.reason[:100]}")
+        if not (p and p.speedup):
+            return cls(r.task_id, r.verdict.value, note=r.reason[:100])
+        return cls(r.task_id, r.verdict.value, p.candidate.median_ms, p.eager.median_ms, p.speedup, p.gbps,
+                   p.tflops, p.roofline_fraction)
+
+    @property
+    def timed(self) -> bool:
+        return self.speedup is not None
+
+    def line(self) -> str:
+        if not self.timed:
+            return f"| {self.task_id} | {self.verdict} | - | - | - | - | - | - |  {self.note}"
+        return (f"| {self.task_id} | {self.verdict} | {self.ms:.4f} | {self.eager_ms:.4f} | {self.speedup:.2f}x | "
+                f"{self.gbps:.0f} | {self.tflops:.2f} | {self.roofline:.0%} |")
+
+
+TABLE_HEADER = "| task | verdict | ms | eager ms | speedup | GB/s | TFLOP/s | roofline |"
+
+
+def rows_from_tables(text: str) -> dict[str, Row]:
+    """The rows of every table `report` printed into `text` (RESULTS.md): the last row of a task wins."""
+    rows: dict[str, Row] = {}
+    in_table = False
+    for line in text.splitlines():
+        if line.strip() == TABLE_HEADER:
+            in_table = True
+            continue
+        if not line.startswith("|"):
+            in_table = False
+        if not in_table or line.startswith("|---"):
+            continue
+        cells = [c.strip() for c in line.strip().split("|")[1:]]
+        task_id, verdict, values = cells[0], cells[1], cells[2:8]
+        if "-" in values:
+            rows[task_id] = Row(task_id, verdict, note=cells[8] if len(cells) > 8 else "")
+            continue
+        ms, eager, speedup, gbps, tflops, roofline = values
+        rows[task_id] = Row(task_id, verdict, float(ms), float(eager), float(speedup.rstrip("x")), float(gbps),
+                            float(tflops), float(roofline.rstrip("%")) / 100)
+    return rows
+
+
+def report(rows: list[Row], title: str) -> None:
+    rows = sorted(rows, key=lambda r: r.task_id)
+    print(title + "\n")
+    print(TABLE_HEADER)
+    print("|---|---|---|---|---|---|---|---|")
+    for row in rows:
+        print(row.line())
+    timed = [r for r in rows if r.timed]
     print("\n| category | tasks | geomean speedup | median roofline |")
     print("|---|---|---|---|")
-    for name in sorted({category(t) for t, _ in timed}):
-        mine = [p for t, p in timed if category(t) == name]
-        print(f"| {name} | {len(mine)} | {geomean([p.speedup for p in mine]):.2f}x | "
-              f"{statistics.median(p.roofline_fraction for p in mine):.0%} |")
-    correct = sum(r.verdict.value == "CORRECT" for r in results)
-    overall = geomean([p.speedup for _, p in timed])
-    median_roofline = statistics.median(p.roofline_fraction for _, p in timed) if timed else float("nan")
-    print(f"\noverall: {correct}/{len(results)} CORRECT, {len(timed)} timed, geomean speedup {overall:.2f}x "
+    for name in sorted({category(r.task_id) for r in timed}):
+        mine = [r for r in timed if category(r.task_id) == name]
+        print(f"| {name} | {len(mine)} | {geomean([r.speedup for r in mine]):.2f}x | "
+              f"{statistics.median(r.roofline for r in mine):.0%} |")
+    correct = sum(r.verdict == "CORRECT" for r in rows)
+    overall = geomean([r.speedup for r in timed])
+    median_roofline = statistics.median(r.roofline for r in timed) if timed else float("nan")
+    print(f"\noverall: {correct}/{len(rows)} CORRECT, {len(timed)} timed, geomean speedup {overall:.2f}x "
           f"(aim >= 1.0x), median roofline {median_roofline:.0%} (aim >= 50%)")
-    print(f"not CORRECT: {', '.join(r.task_id for r in results if r.verdict.value != 'CORRECT') or 'none'}")
-    print(f"below 1.0x eager: {', '.join(t for t, p in timed if p.speedup < 1.0) or 'none'}")
-    print(f"below 50% of the roofline floor: {', '.join(t for t, p in timed if p.roofline_fraction < 0.5) or 'none'}")
+    print(f"not CORRECT: {', '.join(r.task_id for r in rows if r.verdict != 'CORRECT') or 'none'}")
+    print(f"below 1.0x eager: {', '.join(r.task_id for r in timed if r.speedup < 1.0) or 'none'}")
+    print(f"below 50% of the roofline floor: {', '.join(r.task_id for r in timed if r.roofline < 0.5) or 'none'}")
+
+
+def report_results(results: list[EvalResult]) -> None:
+    env = results[0].environment
+    report([Row.of(r) for r in results], f"{len(results)} reference solutions on {env.gpu}, driver {env.driver}, "
+                                         f"torch {env.torch}, triton {env.triton}")
 
 
 def load(paths: list[Path]) -> list[EvalResult]:
@@ -158,20 +217,27 @@ def main() -> None:
     parser.add_argument("--shard", help="K/N: every N-th task starting at K")
     parser.add_argument("--jsonl", type=Path, help="append each result as it finishes (survives a timeout)")
     parser.add_argument("--summarize", nargs="+", type=Path, help="print the tables from JSONL files")
+    parser.add_argument("--from-tables", type=Path,
+                        help="print the tables again from a file holding earlier ones (RESULTS.md): the suite "
+                             "assembled from several runs, the latest row of each task")
     parser.add_argument("--timing-seconds", type=float,
                         help="cap on each timing run (default: the evaluator's policy, 3 s)")
     parser.add_argument("--skip-done", nargs="+", type=Path, default=[],
                         help="leave out the tasks already scored in these JSONL files")
     args = parser.parse_args()
     if args.summarize:
-        report(load(args.summarize))
+        report_results(load(args.summarize))
+        return
+    if args.from_tables:
+        rows = rows_from_tables(args.from_tables.read_text())
+        report(list(rows.values()), f"{len(rows)} reference solutions, the latest row of each in {args.from_tables}")
         return
     from evaluator.loader import load_suite
 
     done = {r.task_id for r in load([p for p in args.skip_done if p.exists()])}
     tasks = select(load_suite(), args.tasks or [], args.shard, done)
     print(f"{len(tasks)} tasks to score ({len(done)} already scored)", file=sys.stderr, flush=True)
-    report(measure(tasks, args.workers, args.jsonl, args.timing_seconds))
+    report_results(measure(tasks, args.workers, args.jsonl, args.timing_seconds))
 
 
 if __name__ == "__main__":

@@ -56,6 +56,42 @@ def expected_outputs(task: Task, inputs: Inputs, device: torch.device) -> Expect
     return Expected(lo=lo, hi=hi)
 
 
+_thread = threading.local()
+
+
+@contextlib.contextmanager
+def own_stream(device: torch.device) -> Iterator[None]:
+    """GPU work of this thread on a stream of its own. On the shared default stream, torch routines
+    that sync the host once per matrix (LDL, SVD, eig over a batch) wait at every sync for all the
+    work other threads queued: 8 LinearAlgebra tasks built by 8 threads took 39.7 s on the default
+    stream of an H100, 18.5 s on a stream each."""
+    if device.type != "cuda":
+        yield
+        return
+    stream = getattr(_thread, "stream", None)
+    if stream is None:
+        stream = _thread.stream = torch.cuda.Stream(device)
+    with torch.cuda.stream(stream):
+        yield
+    stream.synchronize()
+
+
+_linalg_lock = threading.Lock()
+_linalg_loaded: set[torch.device] = set()
+
+
+def load_cuda_linalg(device: torch.device) -> None:
+    """torch loads its CUDA linear-algebra kernels at the first linalg call in the process; two
+    threads making their first calls at once race there ("lazy wrapper should be called at most
+    once", seen with eig and matrix_power_eig built together). Loaded once, before any build."""
+    if device.type != "cuda":
+        return
+    with _linalg_lock:
+        if device not in _linalg_loaded:
+            torch.linalg.cholesky(torch.eye(1, device=device))
+            _linalg_loaded.add(device)
+
+
 class ReferenceStore:
     """LRU of case data (inputs and expected outputs on the host), bounded in bytes;
     the cases of tasks being evaluated stay whatever the bound."""
@@ -92,11 +128,13 @@ class ReferenceStore:
             return data
 
     def _build(self, task: Task, case: Case) -> CaseData:
+        load_cuda_linalg(self.device)
         if self.device.type == "cuda" and case.size == "standard":
             inputs, expected = self._build_on_gpu(task, case)
         else:
             inputs = task.make_inputs(case.seed, case.size, case.mode, case.dtype)
-            with gpu_lock.shared(self.lock_dir):  # small and edge cases take little of the GPU's memory
+            # small and edge cases take little of the GPU's memory
+            with gpu_lock.shared(self.lock_dir), own_stream(self.device):
                 expected = expected_outputs(task, inputs, self.device)
         path = self.directory / f"{task.id.replace('/', '__')}__{case.key}.pt"
         wire.save(inputs, path)
@@ -104,7 +142,7 @@ class ReferenceStore:
 
     def _build_on_gpu(self, task: Task, case: Case) -> tuple[Inputs, Expected]:
         """Inputs drawn on the GPU and kept on the host, with their expected outputs."""
-        with self._computing, gpu_lock.shared(self.lock_dir):
+        with self._computing, gpu_lock.shared(self.lock_dir), own_stream(self.device):
             with drawing_on(self.device):
                 drawn = task.make_inputs(case.seed, case.size, case.mode, case.dtype)
             expected = expected_outputs(task, drawn, self.device)

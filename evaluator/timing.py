@@ -39,6 +39,14 @@ class TimingPolicy:
     side_stream_ratio: float = 3.0
 
 
+# However slow the call (torch routines that loop over a batch with a host sync per matrix take
+# seconds), this many repetitions are timed, and one guarded; the cap on time applies above them.
+MIN_REPS_FLOOR = 5
+# The GPU spins ahead of each call for at most this long: a call whose host side takes longer is
+# host-bound, and spinning 1.5x its host time would only double the timing's wall time.
+MAX_SPIN_MS = 20.0
+
+
 def stats(samples_ms: list[float]) -> TimingStats:
     ordered = sorted(samples_ms)
     mean = statistics.fmean(ordered)
@@ -94,6 +102,29 @@ def _spin_cycles_per_ms() -> float:
     return 1_000_000 / max(_elapsed(start, end), 1e-3)
 
 
+def _warm_up(call, prepare, n_sets: int, policy: TimingPolicy, after) -> tuple[float, float]:
+    """Warm-up calls: the longest host time of one call (launching it), and the time of the last
+    whole repetition (restoring inputs, the call, the GPU finishing it). When the second call or a
+    later one still takes more than half the time cap, the call is slow rather than cold, and
+    warm-up ends there."""
+    perf_counter, sync = _perf_counter, _synchronize
+    host_ms = rep_ms = 0.0
+    for i in range(policy.warmup_calls):
+        began = perf_counter()
+        prepare(i % n_sets)
+        sync()
+        t0 = perf_counter()
+        call(False)
+        host_ms = max(host_ms, (perf_counter() - t0) * 1e3)
+        sync()
+        if after is not None:
+            after(i % n_sets)
+        rep_ms = (perf_counter() - began) * 1e3
+        if i >= 1 and rep_ms > policy.max_seconds * 1e3 / 2:
+            break
+    return host_ms, rep_ms
+
+
 def measure(call: Callable[[bool], None], prepare: Callable[[int], None], n_sets: int,
             policy: TimingPolicy = TimingPolicy(), after: Callable[[int], None] | None = None) -> Measurement:
     """Time `call` on the GPU.
@@ -110,17 +141,10 @@ def measure(call: Callable[[bool], None], prepare: Callable[[int], None], n_sets
     decides which stands (see `Measurement.escaped_stream`).
     """
     perf_counter, sync = _perf_counter, _synchronize
-    host_ms = 0.0
-    for i in range(policy.warmup_calls):
-        prepare(i % n_sets)
-        sync()
-        t0 = perf_counter()
-        call(False)
-        host_ms = max(host_ms, (perf_counter() - t0) * 1e3)
-        sync()
-        if after is not None:
-            after(i % n_sets)
-    spin = int((1.5 * host_ms + 0.05) * _spin_cycles_per_ms()) if _spin else 0
+    host_ms, rep_ms = _warm_up(call, prepare, n_sets, policy, after)
+    spin = int(min(1.5 * host_ms + 0.05, MAX_SPIN_MS) * _spin_cycles_per_ms()) if _spin else 0
+    # as many repetitions as fit the time cap, between the floor and the policy's minimum
+    min_reps = max(MIN_REPS_FLOOR, min(policy.min_reps, int(policy.max_seconds * 1e3 / max(rep_ms, 1e-3))))
     pre, start, end = (_Event(enable_timing=True) for _ in range(3))
     events, walls, guarded = [], [], 0
     began = perf_counter()
@@ -146,7 +170,8 @@ def measure(call: Callable[[bool], None], prepare: Callable[[int], None], n_sets
             events.append(_elapsed(start, end))
             walls.append(wall)
         rep += 1
-        if len(events) >= policy.min_reps and len(events) % 10 == 0:
-            if median_is_stable(events, policy.target_rel_se) or perf_counter() - began > policy.max_seconds:
+        if len(events) >= min_reps and (guarded or policy.guard_every <= 0):
+            if perf_counter() - began > policy.max_seconds or (
+                    len(events) % 10 == 0 and median_is_stable(events, policy.target_rel_se)):
                 break
     return Measurement(events, walls, guarded)

@@ -8,16 +8,17 @@ BLOCK = 2048
 
 
 @triton.jit
-def adamw_kernel(p_ptr, g_ptr, m_ptr, v_ptr, n, decay, beta1, beta2, step_size, inv_sqrt_bc2, eps,
-                 BLOCK: tl.constexpr):
+def adamw_kernel(p_ptr, g_ptr, m_ptr, v_ptr, n, decay, beta1, beta2, one_minus_beta1, one_minus_beta2, step_size,
+                 inv_sqrt_bc2, eps, BLOCK: tl.constexpr):
     offsets = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
     mask = offsets < n
     p = tl.load(p_ptr + offsets, mask=mask).to(tl.float32)
     g = tl.load(g_ptr + offsets, mask=mask).to(tl.float32)
     m = tl.load(m_ptr + offsets, mask=mask).to(tl.float32)
     v = tl.load(v_ptr + offsets, mask=mask).to(tl.float32)
-    m = beta1 * m + (1.0 - beta1) * g
-    v = beta2 * v + (1.0 - beta2) * (g * g)
+    # 1 - beta comes from the host in float64: in float32, 1 - 0.999 keeps only three digits
+    m = beta1 * m + one_minus_beta1 * g
+    v = beta2 * v + one_minus_beta2 * (g * g)
     denom = tl.sqrt(v) * inv_sqrt_bc2 + eps
     p = p * decay - step_size * (m / denom)
     tl.store(p_ptr + offsets, p.to(p_ptr.dtype.element_ty), mask=mask)
@@ -38,8 +39,8 @@ def adamw_step(param, grad, exp_avg, exp_avg_sq, step, lr=1e-3, beta1=0.9, beta2
     step_size = lr / (1.0 - beta1 ** step)
     inv_sqrt_bc2 = 1.0 / math.sqrt(1.0 - beta2 ** step)
     adamw_kernel[(max(1, triton.cdiv(n, BLOCK)),)](
-        work[0], g, work[1], work[2], n, decay, beta1, beta2, step_size, inv_sqrt_bc2, eps,
-        BLOCK=BLOCK, num_warps=8)
+        work[0], g, work[1], work[2], n, decay, beta1, beta2, 1.0 - beta1, 1.0 - beta2, step_size, inv_sqrt_bc2,
+        eps, BLOCK=BLOCK, num_warps=8)
     for t, w in zip(state, work):
         if w is not t:
             t.copy_(w)

@@ -8,8 +8,8 @@ BLOCK = 2048
 
 
 @triton.jit
-def adam_kernel(p_ptr, g_ptr, m_ptr, v_ptr, vmax_ptr, n, beta1, beta2, weight_decay, step_size, inv_sqrt_bc2,
-                eps, AMSGRAD: tl.constexpr, MAXIMIZE: tl.constexpr, HAS_DECAY: tl.constexpr,
+def adam_kernel(p_ptr, g_ptr, m_ptr, v_ptr, vmax_ptr, n, beta1, beta2, one_minus_beta1, one_minus_beta2, weight_decay,
+                step_size, inv_sqrt_bc2, eps, AMSGRAD: tl.constexpr, MAXIMIZE: tl.constexpr, HAS_DECAY: tl.constexpr,
                 BLOCK: tl.constexpr):
     offsets = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
     mask = offsets < n
@@ -21,8 +21,9 @@ def adam_kernel(p_ptr, g_ptr, m_ptr, v_ptr, vmax_ptr, n, beta1, beta2, weight_de
         g = -g
     if HAS_DECAY:
         g = g + weight_decay * p
-    m = beta1 * m + (1.0 - beta1) * g
-    v = beta2 * v + (1.0 - beta2) * (g * g)
+    # 1 - beta comes from the host in float64: in float32, 1 - 0.999 keeps only three digits
+    m = beta1 * m + one_minus_beta1 * g
+    v = beta2 * v + one_minus_beta2 * (g * g)
     v_out = v.to(v_ptr.dtype.element_ty)
     if AMSGRAD:
         vmax = tl.load(vmax_ptr + offsets, mask=mask).to(tl.float32)
@@ -52,8 +53,8 @@ def Adam(params, grads, exp_avgs, exp_avg_sqs, step, lr=1e-3, betas=(0.9, 0.999)
         vmax = work[3] if amsgrad else work[2]
         n = param.numel()
         adam_kernel[(max(1, triton.cdiv(n, BLOCK)),)](
-            work[0], g, work[1], work[2], vmax, n, beta1, beta2, float(weight_decay), float(step_size),
-            inv_sqrt_bc2, float(eps), AMSGRAD=bool(amsgrad), MAXIMIZE=bool(maximize),
+            work[0], g, work[1], work[2], vmax, n, beta1, beta2, 1.0 - beta1, 1.0 - beta2, float(weight_decay),
+            float(step_size), inv_sqrt_bc2, float(eps), AMSGRAD=bool(amsgrad), MAXIMIZE=bool(maximize),
             HAS_DECAY=weight_decay != 0, BLOCK=BLOCK, num_warps=8)
         for t, w in zip(state, work):
             if w is not t:

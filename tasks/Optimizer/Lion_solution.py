@@ -6,17 +6,18 @@ BLOCK = 2048
 
 
 @triton.jit
-def lion_kernel(p_ptr, g_ptr, m_ptr, p_out_ptr, m_out_ptr, n, lr, beta1, beta2, decay,
-                BLOCK: tl.constexpr):
+def lion_kernel(p_ptr, g_ptr, m_ptr, p_out_ptr, m_out_ptr, n, lr, beta1, beta2, one_minus_beta1, one_minus_beta2,
+                decay, BLOCK: tl.constexpr):
     offsets = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
     mask = offsets < n
     p = tl.load(p_ptr + offsets, mask=mask).to(tl.float32)
     g = tl.load(g_ptr + offsets, mask=mask).to(tl.float32)
     m = tl.load(m_ptr + offsets, mask=mask).to(tl.float32)
-    u = beta1 * m + (1.0 - beta1) * g
+    # 1 - beta comes from the host in float64 (in float32 it would lose digits)
+    u = beta1 * m + one_minus_beta1 * g
     sign = tl.where(u > 0, 1.0, tl.where(u < 0, -1.0, 0.0))
     p = p * decay - lr * sign
-    m = beta2 * m + (1.0 - beta2) * g
+    m = beta2 * m + one_minus_beta2 * g
     tl.store(p_out_ptr + offsets, p.to(p_out_ptr.dtype.element_ty), mask=mask)
     tl.store(m_out_ptr + offsets, m.to(m_out_ptr.dtype.element_ty), mask=mask)
 
@@ -29,6 +30,7 @@ def lion_step(param, grad, exp_avg, lr=1e-4, beta1=0.9, beta2=0.99, weight_decay
     new_exp_avg = torch.empty(exp_avg.shape, device=exp_avg.device, dtype=exp_avg.dtype)
     n = p.numel()
     lion_kernel[(max(1, triton.cdiv(n, BLOCK)),)](p, g, m, new_param, new_exp_avg, n, float(lr), float(beta1),
-                                                  float(beta2), 1.0 - float(lr) * float(weight_decay),
+                                                  float(beta2), 1.0 - float(beta1), 1.0 - float(beta2),
+                                                  1.0 - float(lr) * float(weight_decay),
                                                   BLOCK=BLOCK, num_warps=8)
     return new_param, new_exp_avg

@@ -191,3 +191,61 @@ def test_timed_outputs_are_freed_at_once_not_left_to_the_garbage_collector(suite
         gc.enable()
     assert len(timed["samples_ms"]) >= 30
     assert in_cycles == []
+
+
+class FakeGPU:
+    """A clock and CUDA-event stand-ins: each call advances the clock by its duration, each spin by
+    its cycles (one cycle per microsecond), and an event pair reads the clock between them."""
+
+    def __init__(self):
+        self.now = 0.0
+
+    def install(self, monkeypatch):
+        from evaluator import timing
+        clock = self
+
+        class Event:
+            def __init__(self, enable_timing=True):
+                self.at = 0.0
+
+        monkeypatch.setattr(timing, "_perf_counter", lambda: clock.now)
+        monkeypatch.setattr(timing, "_synchronize", lambda: None)
+        monkeypatch.setattr(timing, "_Event", Event)
+        monkeypatch.setattr(timing, "_record", lambda event: setattr(event, "at", clock.now))
+        monkeypatch.setattr(timing, "_elapsed", lambda a, b: (b.at - a.at) * 1e3)
+        monkeypatch.setattr(timing, "_spin", lambda cycles: setattr(clock, "now", clock.now + cycles * 1e-6))
+        monkeypatch.setattr(timing, "_spin_cycles_per_ms", lambda: 1000.0)
+
+    def calls(self, seconds: float, log: list):
+        def call(guarded):
+            log.append(guarded)
+            self.now += seconds
+        return call
+
+
+@pytest.mark.parametrize("seconds", [2.0, 0.4])
+def test_a_slow_call_is_timed_a_few_times_within_the_cap_not_min_reps_times(monkeypatch, seconds):
+    """torch's CUDA LDL and eigen routines loop over the batch with a host sync per matrix: one
+    eager call took seconds, and 3 warm-ups, 30 repetitions and a GPU spin of 1.5x the host time
+    before each held the timing lock for minutes."""
+    from evaluator.timing import MAX_SPIN_MS, MIN_REPS_FLOOR, TimingPolicy, measure
+    gpu, log = FakeGPU(), []
+    gpu.install(monkeypatch)
+    policy = TimingPolicy(max_seconds=3.0)
+    m = measure(gpu.calls(seconds, log), prepare=lambda k: None, n_sets=2, policy=policy)
+    assert len(m.events_ms) >= MIN_REPS_FLOOR and m.guarded_reps >= 1
+    assert all(abs(e - seconds * 1e3) < 1e-6 for e in m.events_ms)
+    assert len(log) <= policy.warmup_calls + policy.guard_every
+    spin_s = MAX_SPIN_MS / 1e3 * (len(log) - 2)
+    assert gpu.now <= (len(log) * seconds + spin_s) * 1.001
+
+
+def test_a_fast_call_still_gets_the_policys_minimum_repetitions(monkeypatch):
+    from evaluator.timing import TimingPolicy, measure
+    gpu, log = FakeGPU(), []
+    gpu.install(monkeypatch)
+    policy = TimingPolicy(max_seconds=3.0)
+    m = measure(gpu.calls(1e-4, log), prepare=lambda k: None, n_sets=2, policy=policy)
+    assert len(m.events_ms) >= policy.min_reps
+    # all three warm-up calls ran, unguarded; then every eighth repetition is guarded
+    assert not any(log[:policy.warmup_calls]) and log[policy.warmup_calls + policy.guard_every - 1] is True
