@@ -195,6 +195,9 @@ def report(rows: list[Row], title: str) -> None:
 
 
 def report_results(results: list[EvalResult]) -> None:
+    if not results:
+        print("no task was scored")
+        return
     env = results[0].environment
     report([Row.of(r) for r in results], f"{len(results)} reference solutions on {env.gpu}, driver {env.driver}, "
                                          f"torch {env.torch}, triton {env.triton}")
