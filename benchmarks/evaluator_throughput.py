@@ -1,8 +1,8 @@
 """Evaluator throughput: reference solutions scored end to end, cold caches included. By default the
 15 foundation tasks (one per category, issue 2's target); `--tasks all` takes the whole suite.
 
-    python benchmarks/evaluator_throughput.py [--workers N] [--json out.json] [--cache-root DIR] [--warm]
-                                              [--tasks ID ... | all] [--where] [--switch-interval S]
+    python benchmarks/evaluator_throughput.py [--workers N] [--processes K] [--json out.json] [--cache-root DIR]
+                                              [--warm] [--tasks ID ... | all] [--where] [--switch-interval S]
 
 Caches (Triton's kernel cache, agentloop's baselines and calibration) live under --cache-root.
 Cold (the default) empties them first; --warm reuses what an earlier run left there. Prints a
@@ -11,6 +11,8 @@ total wall time. --where adds where the time went: how long the GPU lock was hel
 (timing) and how long shared users (correctness calls, references) waited for it, from every
 process's lock log; what the evaluator's threads were doing, sampled every 20 ms; and the peak GPU
 memory of each process (the evaluator, each task's candidate and eager baseline), from nvidia-smi.
+--processes K splits the tasks over K evaluator processes on the same GPU (an experiment: is one
+evaluator process, its threads sharing one interpreter, the bottleneck?).
 """
 
 from __future__ import annotations
@@ -248,6 +250,45 @@ def lock_report(path: Path, wall: float, processes: ProcessLog) -> str:
             + "\n".join(rows))
 
 
+def score(suite: dict, workers: int, cache: Path) -> tuple[list, dict[str, float]]:
+    """One evaluator, `workers` evaluations at once: the results, and when each task finished
+    (seconds since the epoch)."""
+    from evaluator.evaluate import Evaluator, EvaluatorConfig
+
+    finished: dict[str, float] = {}
+    with Evaluator(EvaluatorConfig(cache_dir=cache)) as evaluator, ThreadPoolExecutor(workers) as pool:
+        def evaluate(task):
+            result = evaluator.evaluate(task, task.solution_path.read_text())
+            finished[task.id] = time.time()
+            return result
+        return list(pool.map(evaluate, suite.values())), finished
+
+
+def _score_shard(task_ids: list[str], workers: int, cache: Path) -> tuple[list[dict], dict[str, float]]:
+    from evaluator.loader import load_suite
+
+    suite = load_suite()
+    results, finished = score({i: suite[i] for i in task_ids}, workers, cache)
+    return [r.to_dict() for r in results], finished
+
+
+def score_in_processes(task_ids: list[str], workers: int, processes: int, cache: Path) -> tuple[list, dict[str, float]]:
+    """`processes` evaluators, each in a process of its own with its own fork server, scoring every
+    `processes`-th task with workers/processes threads; they share the GPU's lock and the caches."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    from evaluator.result import EvalResult
+
+    shards = [task_ids[k::processes] for k in range(processes) if task_ids[k::processes]]
+    per_process = max(1, -(-workers // processes))
+    with ProcessPoolExecutor(len(shards), mp_context=multiprocessing.get_context("spawn")) as pool:
+        done = list(pool.map(_score_shard, shards, [per_process] * len(shards), [cache] * len(shards)))
+    by_id = {r["task_id"]: EvalResult.from_dict(r) for dicts, _ in done for r in dicts}
+    finished = {task_id: t for _, times in done for task_id, t in times.items()}
+    return [by_id[i] for i in task_ids], finished
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--workers", type=int, default=8)
@@ -256,6 +297,9 @@ def main() -> None:
     parser.add_argument("--warm", action="store_true", help="reuse the caches under --cache-root")
     parser.add_argument("--tasks", nargs="+", default=None, help="task ids, or `all` (default: the 15 foundation tasks)")
     parser.add_argument("--where", action="store_true", help="report GPU lock holds, evaluator thread samples and each process's GPU memory")
+    parser.add_argument("--processes", type=int, default=1,
+                        help="evaluator processes sharing the GPU (and its lock), each scoring every K-th task "
+                             "with workers/K threads (default 1: one evaluator, as the local executor runs)")
     parser.add_argument("--switch-interval", type=float, help="the evaluator process's GIL switch interval, s "
                         "(sys.setswitchinterval; Python's default is 0.005)")
     args = parser.parse_args()
@@ -274,43 +318,37 @@ def main() -> None:
         os.environ["AGENTLOOP_LOCK_LOG"] = str(lock_log)
         os.environ["AGENTLOOP_PROCESS_LOG"] = str(process_log)
 
-    from evaluator.evaluate import Evaluator, EvaluatorConfig
     from evaluator.loader import FOUNDATION_TASKS, load_suite
 
     suite = load_suite()
     if args.tasks != ["all"]:
         suite = {i: suite[i] for i in (args.tasks or FOUNDATION_TASKS)}
-    began = time.perf_counter()
-    config = EvaluatorConfig(cache_dir=cache)
+    began, started = time.perf_counter(), time.time()
     processes = ProcessLog(process_log)
     sampler, memory, cpu = ThreadSampler(), GpuMemorySampler(), CpuSampler(processes)
     where = contextlib.ExitStack()
-    if args.where:
-        for each in (sampler, memory, cpu):
+    if args.where:  # the thread sampler sees only this process's evaluator
+        for each in (sampler, memory, cpu) if args.processes == 1 else (memory, cpu):
             where.enter_context(each)
-    with Evaluator(config) as evaluator, where:
-        with ThreadPoolExecutor(args.workers) as pool:
-            finished: dict[str, float] = {}
-
-            def evaluate(task):
-                result = evaluator.evaluate(task, task.solution_path.read_text())
-                finished[task.id] = time.perf_counter() - began
-                return result
-            results = list(pool.map(evaluate, suite.values()))
+    with where:
+        if args.processes > 1:
+            results, finished = score_in_processes(list(suite), args.workers, args.processes, cache)
+        else:
+            results, finished = score(suite, args.workers, cache)
     wall = time.perf_counter() - began
     if args.json:  # first: nothing below may lose it
         args.json.write_text(json.dumps({"wall_s": wall, "workers": args.workers, "cold": not args.warm,
                                          "results": [r.to_dict() for r in results]}, indent=1))
     env = results[0].environment
     print(f"{len(results)} reference solutions on {env.gpu or 'CPU (interpreter)'}, driver {env.driver}, "
-          f"torch {env.torch}, triton {env.triton}; workers {args.workers}; "
+          f"torch {env.torch}, triton {env.triton}; workers {args.workers}; evaluator processes {args.processes}; "
           f"{'warm' if args.warm else 'cold'} caches; wall {wall:.1f} s (evaluator start-up included)\n")
     print("| task | verdict | done at s | latency s | references | start+import | calls (compile incl.) | correctness | "
           "timing | speedup | GB/s | TFLOP/s | roofline |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for r in results:
         p, ph = r.performance, r.phases
-        print(f"| {r.task_id} | {r.verdict.value} | {finished[r.task_id]:.1f} | {ph.get('total', 0):.2f} | {ph.get('references', 0):.2f} | "
+        print(f"| {r.task_id} | {r.verdict.value} | {finished[r.task_id] - started:.1f} | {ph.get('total', 0):.2f} | {ph.get('references', 0):.2f} | "
               f"{ph.get('start_and_import', 0):.2f} | {ph.get('calls', 0):.2f} | "
               f"{ph.get('correctness', 0):.2f} | {ph.get('timing', 0):.2f} | "
               + (_performance_cells(p) if p else "- | - | - | - |"))
@@ -319,7 +357,8 @@ def main() -> None:
             print(f"\n{r.task_id}: no eager baseline: {r.performance.baseline_error}")
     if args.where:
         processes.refresh()
-        print("\n" + lock_report(lock_log, wall, processes) + "\n\n" + sampler.report() + "\n\n"
+        threads = sampler.report() if args.processes == 1 else "(evaluator threads not sampled: several processes)"
+        print("\n" + lock_report(lock_log, wall, processes) + "\n\n" + threads + "\n\n"
               + memory.report(processes) + "\n\n" + cpu.report())
 
 

@@ -4,7 +4,9 @@ device and software versions. IOU, MFU and the roofline floor are computed from 
 from __future__ import annotations
 
 import json
+import os
 import statistics
+import tempfile
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -119,7 +121,18 @@ def calibrate(cache_dir: Path, device: torch.device, lock_dir: Path | None, forc
         if cached is not None:
             return cached
     with gpu_lock.exclusive(lock_dir):
+        # another process (an evaluator per shard or Ray actor on this GPU) may have measured while
+        # this one waited for the lock
+        cached = None if force else load(cache_dir, device)
+        if cached is not None:
+            return cached
         peaks = measure_peaks(device)
+        _store(cache_dir, device, peaks)
+    return peaks
+
+
+def _store(cache_dir: Path, device: torch.device, peaks: Peaks) -> None:
+    """Written whole and renamed into place: a reader never sees half a file."""
     path = cache_path(cache_dir)
     path.parent.mkdir(parents=True, exist_ok=True)
     try:
@@ -127,5 +140,7 @@ def calibrate(cache_dir: Path, device: torch.device, lock_dir: Path | None, forc
     except json.JSONDecodeError:
         table = {}
     table[_key(device)] = asdict(peaks)
-    path.write_text(json.dumps(table, indent=2))
-    return peaks
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".calibration-")
+    with os.fdopen(fd, "w") as f:
+        f.write(json.dumps(table, indent=2))
+    os.replace(tmp, path)
