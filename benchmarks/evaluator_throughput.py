@@ -337,7 +337,8 @@ def main() -> None:
             results, finished = score(suite, args.workers, cache)
     wall = time.perf_counter() - began
     if args.json:  # first: nothing below may lose it
-        args.json.write_text(json.dumps({"wall_s": wall, "workers": args.workers, "cold": not args.warm,
+        args.json.write_text(json.dumps({"wall_s": wall, "workers": args.workers, "processes": args.processes,
+                                         "cold": not args.warm,
                                          "results": [r.to_dict() for r in results]}, indent=1))
     env = results[0].environment
     print(f"{len(results)} reference solutions on {env.gpu or 'CPU (interpreter)'}, driver {env.driver}, "
