@@ -126,7 +126,7 @@ class GpuMemorySampler:
     def report(self, processes: ProcessLog, top: int = 12) -> str:
         if not self.peaks:
             return "GPU memory: no per-process samples (no nvidia-smi)"
-        rows = [f"| {processes.roles.get(pid, f'process {pid}')} | {mib:,} | {processes.torch_peaks.get(pid, '-')} |"
+        rows = [f"| {processes.role(pid)} | {mib:,} | {processes.torch_peaks.get(pid, '-')} |"
                 for pid, mib in self.peaks.most_common(top)]
         use = self.utilization or [0.0]
         return (f"GPU busy (nvidia-smi utilization) {sum(use) / len(use):.0%} on average; per 5 s: "
@@ -143,7 +143,7 @@ class ProcessLog:
         self.path, self._offset = path, 0
         evaluator = os.getpid()
         self.kinds = {evaluator: "the evaluator (this process)"}
-        self.roles = dict(self.kinds)
+        self.tasks: dict[int, str] = {}
         self.torch_peaks: dict[int, str] = {}
 
     def refresh(self) -> "ProcessLog":
@@ -160,12 +160,17 @@ class ProcessLog:
     def _note(self, entry: dict) -> None:
         pid = entry["pid"]
         if "kind" in entry:
-            self.kinds[pid], self.roles[pid] = entry["kind"], f"{entry['kind']} of {entry['task']}"
+            self.kinds[pid], self.tasks[pid] = entry["kind"], entry["task"]
         if "reserved_mib" in entry:
             self.torch_peaks[pid] = f"{entry['allocated_mib']:,} / {entry['reserved_mib']:,}"
 
     def children(self) -> set[int]:
-        return set(self.roles) - {os.getpid()}
+        return set(self.kinds) - {os.getpid()}
+
+    def role(self, pid: int) -> str:
+        if pid in self.tasks:
+            return f"{self.kinds[pid]} of {self.tasks[pid]}"
+        return self.kinds.get(pid, f"process {pid}")
 
 
 class CpuSampler:
