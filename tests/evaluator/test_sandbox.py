@@ -296,3 +296,29 @@ def test_a_failure_reported_just_before_the_child_exits_is_not_lost(evaluators, 
     result = evaluators(static=False).evaluate(task, failing)  # the candidate sleeps first
     assert result.verdict.value == "RUNTIME_FAIL"
     assert "reported before exiting: 4711" in result.reason and "exited" not in result.reason, result.reason
+
+
+TRITON_KEY_PROBE = textwrap.dedent('''
+    import triton
+    import triton.language as tl
+    try:
+        from triton.runtime.cache import triton_key
+    except ImportError:
+        from triton.compiler.compiler import triton_key
+
+    HASHED = triton_key.cache_info().currsize  # before this process compiled anything
+
+    @triton.jit
+    def nothing(x_ptr):
+        pass
+
+    def gelu(input, approximate="none"):
+        nothing[(1,)](input)
+        raise RuntimeError(f"triton key hashed before the first compile: {HASHED == 1}")
+''')
+
+
+def test_children_inherit_tritons_cache_key_from_the_fork_server(evaluators, suite):
+    """Hashing Triton's compiler library took 0.4 s of every candidate's first compile on a GPU host."""
+    result = evaluators(static=False).evaluate(suite["Activation/gelu"], TRITON_KEY_PROBE)
+    assert "triton key hashed before the first compile: True" in result.reason, result.reason
