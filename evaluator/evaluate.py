@@ -24,17 +24,16 @@ from evaluator.environment import device_key, environment
 from evaluator.integrity import ProjectIntegrity
 from evaluator.interop import strip_kernelbenchx_harness
 from evaluator.loader import TaskLoadError, tasks_root
-from evaluator.references import CaseData, ReferenceStore
+from evaluator.references import GPU_JUDGING_BYTES, HOST, CaseData, ReferenceStore
 from evaluator.result import CaseResult, EvalResult, KernelInfo, Performance, Stage, Verdict
 from evaluator.sandbox import ChildGone, ForkServer, Limits, Sandbox, scratch_root, secret_values
 from evaluator.static_checks import check_source
-from evaluator.task import Task, on_device
+from evaluator.task import Task, on_device, on_pinned_host
 from evaluator.timing import stats
 
 ENTRY_ALIASES = ("kernel_function",)
 MAX_REASON_CHARS = 2000
 MAX_SOURCE_CHARS = 1 << 20
-HOST_JUDGING_BYTES = 8 << 20  # expected outputs smaller than this are judged on the host
 FEED_POLL_SECONDS = 0.02  # how often, while cases are still being built, the evaluator sends new ones
 
 
@@ -347,16 +346,18 @@ class Evaluator:
     def _judge(self, task: Task, data: CaseData, runs: list[Any]):
         """Small cases on the host, where their outputs already are; large ones on the evaluator's
         device, or on the host when candidates have taken the GPU's memory."""
-        if not self.on_gpu or data.expected_bytes < HOST_JUDGING_BYTES:
+        if not self.on_gpu or (not data.resident and data.expected_bytes < GPU_JUDGING_BYTES):
             return task.contract.judge(data.expected, runs, data.inputs)
+        staged = on_pinned_host(runs)  # the host's copy is made before the GPU lock is taken
         with self._judging, gpu_lock.shared(self.lock_dir):
             try:
-                return task.contract.judge(data.expected_on(self.device), on_device(runs, self.device), data.inputs)
+                return task.contract.judge(data.expected_on(self.device), on_device(staged, self.device), data.inputs)
             except torch.OutOfMemoryError:
                 pass
             finally:
                 torch.cuda.empty_cache()  # between large judgements the GPU's memory is the candidates'
-        return task.contract.judge(data.expected, runs, data.inputs)
+            expected = data.expected_on(HOST)
+        return task.contract.judge(expected, runs, data.inputs)
 
     # timing -----------------------------------------------------------------------------------
     def _time(self, box: Sandbox, task: Task, result: EvalResult) -> None:

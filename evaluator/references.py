@@ -1,7 +1,8 @@
 """Inputs and expected outputs per case, computed once in the evaluator's process and reused by
 every candidate of the task. Inputs are also written as wire files for candidate processes.
 On a GPU, standard-size inputs are drawn there (drawing them on the CPU was most of the time
-a cold evaluation took)."""
+a cold evaluation took), and their expected outputs stay there, within a budget: copying them to
+the host and back for every judgement was most of the time the evaluator held the GPU lock."""
 
 from __future__ import annotations
 
@@ -17,28 +18,51 @@ import torch
 from evaluator import gpu_lock, wire
 from evaluator.cases import Case
 from evaluator.contracts import Expected, flatten
-from evaluator.task import Inputs, Task, clone_inputs, drawing_on, judged_outputs, on_device, upcast
+from evaluator.task import Inputs, Task, clone_inputs, drawing_on, judged_outputs, on_device, on_pinned_host, upcast
+
+HOST = torch.device("cpu")
+# Expected outputs at least this large are judged on the GPU, and stay there when built there.
+GPU_JUDGING_BYTES = 8 << 20
+# Of the GPU's memory, the share that expected outputs kept there may take (candidates need the rest).
+RESIDENT_FRACTION = 0.2
+
+
+def _tensors(tree: Any) -> list[torch.Tensor]:
+    return [t for t in flatten(tree) if isinstance(t, torch.Tensor)]
+
+
+def _bytes(tensors: list[torch.Tensor]) -> int:
+    return sum(t.numel() * t.element_size() for t in tensors)
 
 
 @dataclass
 class CaseData:
-    inputs: Inputs            # on the CPU, as the task built them
+    inputs: Inputs            # on the host, as the task built them
     inputs_file: Path
-    expected: Expected        # on the host; judging moves it to the device case by case
+    expected: Expected        # on the host, or (large standard-size outputs) on the GPU
 
     def expected_on(self, device: torch.device) -> Expected:
         return Expected(lo=on_device(self.expected.lo, device), hi=on_device(self.expected.hi, device))
 
     @property
     def expected_bytes(self) -> int:
-        leaves = flatten(self.expected.lo) + flatten(self.expected.hi)
-        return sum(t.numel() * t.element_size() for t in leaves if isinstance(t, torch.Tensor))
+        return _bytes(_tensors(self.expected.lo) + _tensors(self.expected.hi))
+
+    @property
+    def resident(self) -> bool:
+        """Are the expected outputs on the GPU?"""
+        return any(t.device.type != "cpu" for t in _tensors(self.expected.lo) + _tensors(self.expected.hi))
 
     @property
     def nbytes(self) -> int:
-        leaves = (flatten(self.expected.lo) + flatten(self.expected.hi) + flatten(list(self.inputs.args))
-                  + flatten(list(self.inputs.kwargs.values())))
-        return sum(t.numel() * t.element_size() for t in leaves if isinstance(t, torch.Tensor))
+        """Host memory held: the inputs, and the expected outputs unless they are on the GPU."""
+        leaves = _tensors(list(self.inputs.args)) + _tensors(list(self.inputs.kwargs.values()))
+        return _bytes([t for t in leaves + _tensors(self.expected.lo) + _tensors(self.expected.hi)
+                       if t.device.type == "cpu"])
+
+    @property
+    def device_bytes(self) -> int:
+        return self.expected_bytes if self.resident else 0
 
 
 def run_reference(task: Task, inputs: Inputs, device: torch.device) -> Any:
@@ -46,13 +70,12 @@ def run_reference(task: Task, inputs: Inputs, device: torch.device) -> Any:
     return judged_outputs(task.mutates, task.reference(*call.args, **call.kwargs), call)
 
 
-def expected_outputs(task: Task, inputs: Inputs, device: torch.device) -> Expected:
-    """Computed on `device`, kept on the host: GPU memory then holds only the cases being judged,
-    however many tasks are being evaluated at once."""
-    host = torch.device("cpu")
+def expected_outputs(task: Task, inputs: Inputs, device: torch.device, keep_on: torch.device = HOST) -> Expected:
+    """Computed on `device`, kept on `keep_on` (the host by default: GPU memory then holds only the
+    cases being judged, however many tasks are being evaluated at once)."""
     there = on_device(inputs, device)  # copied once; the float64 inputs are made on the device
-    lo = on_device(run_reference(task, there, device), host)
-    hi = on_device(run_reference(task, upcast(there), device), host) if task.contract.needs_hi else None
+    lo = on_device(run_reference(task, there, device), keep_on)
+    hi = on_device(run_reference(task, upcast(there), device), keep_on) if task.contract.needs_hi else None
     return Expected(lo=lo, hi=hi)
 
 
@@ -93,15 +116,18 @@ def load_cuda_linalg(device: torch.device) -> None:
 
 
 class ReferenceStore:
-    """LRU of case data (inputs and expected outputs on the host), bounded in bytes;
-    the cases of tasks being evaluated stay whatever the bound."""
+    """LRU of case data, bounded in host bytes and in GPU bytes (expected outputs kept there);
+    the cases of tasks being evaluated stay whatever the bounds."""
 
     def __init__(self, directory: Path, device: torch.device, max_bytes: int | None = None,
-                 lock_dir: Path | None = None):
+                 lock_dir: Path | None = None, max_device_bytes: int | None = None):
         self.directory = directory
         self.lock_dir = lock_dir
         self.device = device
         self.max_bytes = max_bytes or ((8 << 30) if device.type == "cuda" else (256 << 20))
+        if max_device_bytes is None and device.type == "cuda":
+            max_device_bytes = int(RESIDENT_FRACTION * torch.cuda.get_device_properties(device).total_memory)
+        self.max_device_bytes = max_device_bytes or 0
         self._data: OrderedDict[tuple[str, str], CaseData] = OrderedDict()
         self._in_use: dict[str, int] = {}
         self._lock = threading.Lock()
@@ -129,27 +155,39 @@ class ReferenceStore:
 
     def _build(self, task: Task, case: Case) -> CaseData:
         load_cuda_linalg(self.device)
-        if self.device.type == "cuda" and case.size == "standard":
-            inputs, expected = self._build_on_gpu(task, case)
-        else:
-            inputs = task.make_inputs(case.seed, case.size, case.mode, case.dtype)
-            # small and edge cases take little of the GPU's memory
-            with gpu_lock.shared(self.lock_dir), own_stream(self.device):
-                expected = expected_outputs(task, inputs, self.device)
         path = self.directory / f"{task.id.replace('/', '__')}__{case.key}.pt"
+        if self.device.type == "cuda" and case.size == "standard":
+            staged, expected = self._build_on_gpu(task, case)
+            wire.save(staged, path)
+            del staged  # page-locked; the file's pages serve from here on
+            return CaseData(wire.load(path), path, expected)
+        inputs = task.make_inputs(case.seed, case.size, case.mode, case.dtype)
+        # small and edge cases take little of the GPU's memory
+        with gpu_lock.shared(self.lock_dir), own_stream(self.device):
+            expected = expected_outputs(task, inputs, self.device)
         wire.save(inputs, path)
         return CaseData(inputs, path, expected)
 
     def _build_on_gpu(self, task: Task, case: Case) -> tuple[Inputs, Expected]:
-        """Inputs drawn on the GPU and kept on the host, with their expected outputs."""
+        """Inputs drawn on the GPU, staged in page-locked host memory; expected outputs kept on the
+        GPU when large and within the budget, otherwise on the host."""
         with self._computing, gpu_lock.shared(self.lock_dir), own_stream(self.device):
             with drawing_on(self.device):
                 drawn = task.make_inputs(case.seed, case.size, case.mode, case.dtype)
-            expected = expected_outputs(task, drawn, self.device)
-            inputs = on_device(drawn, torch.device("cpu"), keep_markers=True)
+            expected = expected_outputs(task, drawn, self.device, keep_on=self.device)
+            staged = on_pinned_host(drawn)
             del drawn
-            torch.cuda.empty_cache()  # the evaluator keeps no GPU memory between cases
-        return inputs, expected
+            if not self._keeps_on_device(expected):
+                expected = Expected(lo=on_device(expected.lo, HOST), hi=on_device(expected.hi, HOST))
+            torch.cuda.empty_cache()  # the drawn inputs and the float64 temporaries
+        return staged, expected
+
+    def _keeps_on_device(self, expected: Expected) -> bool:
+        size = _bytes(_tensors(expected.lo) + _tensors(expected.hi))
+        if size < GPU_JUDGING_BYTES:
+            return False
+        with self._lock:
+            return self._device_held() + size <= self.max_device_bytes
 
     def model_init_file(self, task: Task) -> Path:
         """KernelBench problems: Model's constructor arguments, for the candidate's ModelNew."""
@@ -171,9 +209,14 @@ class ReferenceStore:
                 self._evict()
 
     def nbytes(self) -> int:
-        """Bytes held now (inputs and expected outputs of every cached case)."""
+        """Host bytes held now (inputs, and expected outputs kept on the host, of every cached case)."""
         with self._lock:
             return self._held()
+
+    def device_bytes(self) -> int:
+        """GPU bytes held now (expected outputs kept there)."""
+        with self._lock:
+            return self._device_held()
 
     def tasks(self) -> set[str]:
         """Tasks with cases in the cache."""
@@ -183,14 +226,17 @@ class ReferenceStore:
     def _held(self) -> int:
         return sum(d.nbytes for d in self._data.values())
 
+    def _device_held(self) -> int:
+        return sum(d.device_bytes for d in self._data.values())
+
     def _evict(self) -> None:
-        total = self._held()
+        host, device = self._held(), self._device_held()
         for key in list(self._data):
-            if total <= self.max_bytes:
+            if host <= self.max_bytes and device <= self.max_device_bytes:
                 return
             if self._in_use.get(key[0]):
                 continue
             old = self._data.pop(key)
             self._key_locks.pop(key, None)
-            total -= old.nbytes
+            host, device = host - old.nbytes, device - old.device_bytes
             old.inputs_file.unlink(missing_ok=True)

@@ -208,6 +208,21 @@ def on_device(value, device: torch.device, keep_markers: bool = False):
     return value
 
 
+def on_pinned_host(value):
+    """The same tree with tensors copied to page-locked host memory (markers kept). Copies between
+    it and a GPU run at the DMA engines' speed; a pageable copy goes through CUDA's staging buffers
+    at the speed of a host memcpy, and holds the GPU lock that long."""
+    if isinstance(value, torch.Tensor):
+        return torch.empty_like(value, device="cpu", pin_memory=True).copy_(value)
+    if isinstance(value, (tuple, list)):
+        return type(value)(on_pinned_host(v) for v in value)
+    if isinstance(value, dict):
+        return {k: on_pinned_host(v) for k, v in value.items()}
+    if isinstance(value, Inputs):
+        return Inputs(on_pinned_host(value.args), on_pinned_host(value.kwargs))
+    return value
+
+
 def clone_inputs(inputs: Inputs) -> Inputs:
     def copy(value):
         if isinstance(value, torch.Tensor):

@@ -235,6 +235,23 @@ def _leaves(value) -> list[torch.Tensor]:
     return [t for t in flatten(value) if isinstance(t, torch.Tensor)]
 
 
+def test_large_expected_outputs_stay_on_the_gpu_within_their_budget(tmp_path, gelu_task):
+    from evaluator.references import ReferenceStore
+
+    standard = plan(gelu_task, on_gpu=True)[0]
+    for name in ("roomy", "full"):
+        (tmp_path / name).mkdir()
+    store = ReferenceStore(tmp_path / "roomy", torch.device("cuda"))
+    kept = store.get(gelu_task, standard)
+    assert kept.resident and store.device_bytes() == kept.expected_bytes > 0
+    assert store.nbytes() == kept.nbytes > 0, "the inputs stay on the host (candidates read their file)"
+    full = ReferenceStore(tmp_path / "full", torch.device("cuda"), max_device_bytes=1)
+    on_host = full.get(gelu_task, standard)
+    assert not on_host.resident and full.device_bytes() == 0
+    assert torch.equal(on_host.expected.lo, kept.expected.lo.cpu())
+    assert torch.equal(on_host.expected.hi, kept.expected.hi.cpu())
+
+
 @pytest.mark.parametrize("task_id", ["Activation/gelu", "Optimizer/AdamW", "Index/scatter"])
 def test_standard_inputs_drawn_on_the_gpu_are_the_ones_candidates_get(tmp_path, suite, task_id):
     from evaluator import wire
@@ -249,7 +266,7 @@ def test_standard_inputs_drawn_on_the_gpu_are_the_ones_candidates_get(tmp_path, 
     from_file = wire.load(data.inputs_file)
     assert all(t.device == host for t in _leaves(from_file))
     again = on_device(run_reference(task, from_file, torch.device("cuda")), host)
-    assert all(torch.equal(want, got) for want, got in zip(_leaves(data.expected.lo), _leaves(again)))
+    assert all(torch.equal(want, got) for want, got in zip(_leaves(data.expected_on(host).lo), _leaves(again)))
     # small cases are still drawn on the CPU: the same numbers on every machine
     on_cpu = task.make_inputs(small.seed, small.size, small.mode, small.dtype)
     assert all(torch.equal(a, b) for a, b in zip(_leaves(on_cpu), _leaves(store.get(task, small).inputs)))

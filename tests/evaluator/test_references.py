@@ -4,7 +4,9 @@ never evicting a task that is being evaluated, and its input files go with its e
 import torch
 
 from evaluator.cases import plan
-from evaluator.references import ReferenceStore
+from evaluator.contracts import Expected
+from evaluator.references import CaseData, ReferenceStore
+from evaluator.task import Inputs
 
 
 def test_the_cache_stays_within_its_bound_and_keeps_tasks_in_use(tmp_path, suite):
@@ -27,3 +29,25 @@ def test_the_default_bound_counts_inputs(tmp_path, suite):
     inputs = data.inputs.args[0]
     assert data.nbytes >= inputs.numel() * inputs.element_size() + data.expected.lo.numel() * 4
     assert store.max_bytes == 256 << 20
+
+
+def test_expected_outputs_kept_on_the_gpu_have_a_bound_of_their_own(tmp_path, suite, monkeypatch):
+    """Meta tensors stand in for expected outputs on a GPU: 1 MiB each, against a 3 MiB bound."""
+    gelu, softmax = suite["Activation/gelu"], suite["Math/softmax"]
+    store = ReferenceStore(tmp_path, torch.device("cpu"), max_device_bytes=3 << 20)
+
+    def build(task, case):
+        path = tmp_path / f"{task.id.replace('/', '__')}__{case.key}.pt"
+        path.write_bytes(b"inputs")
+        return CaseData(Inputs((torch.zeros(256),), {}), path, Expected(lo=torch.empty(1 << 18, device="meta")))
+
+    monkeypatch.setattr(store, "_build", build)
+    with store.using(gelu):
+        for case in plan(gelu, on_gpu=False)[:4]:
+            assert store.get(gelu, case).resident
+        assert store.device_bytes() == 4 << 20, "a task being evaluated keeps its cases beyond the bound"
+        store.get(softmax, plan(softmax, on_gpu=False)[0])
+        assert store.tasks() == {"Activation/gelu"}, "the case of a task not in use went first"
+    assert store.device_bytes() == 3 << 20, "released, the oldest cases go down to the bound"
+    assert store.nbytes() == 3 * 256 * 4, "host bytes count the inputs alone"
+    assert len(list(tmp_path.glob("*.pt"))) == 3
