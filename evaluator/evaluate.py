@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import math
 import os
 import shutil
 import tempfile
@@ -18,6 +19,7 @@ import torch
 
 from evaluator import baseline, calibration, gpu_lock, maintainability, memory_gate, profiler, roofline, wire
 from evaluator.case_feed import CaseFeed
+from evaluator.case_shares import EarliestFailure, Share, failure_stage, merged, split_by_dtype
 from evaluator.cases import Case, plan, timing_cases
 from evaluator.contracts import dtype_name, flatten, structure_problem
 from evaluator.environment import device_key, environment
@@ -35,6 +37,7 @@ ENTRY_ALIASES = ("kernel_function",)
 MAX_REASON_CHARS = 2000
 MAX_SOURCE_CHARS = 1 << 20
 FEED_POLL_SECONDS = 0.02  # how often, while cases are still being built, the evaluator sends new ones
+SHARE_POLL_SECONDS = 0.1  # how often, once all are sent, a share looks whether another share failed earlier
 
 
 def default_cache_dir() -> Path:
@@ -69,6 +72,9 @@ class EvaluatorConfig:
     limits: Limits | None = None
     timing_policy: dict[str, Any] = field(default_factory=dict)
     gpu_memory_fraction: float = 0.6
+    # Processes per candidate for its correctness cases, split by dtype (case_shares.py); 0: three on
+    # a GPU (where compiling dominates), one on the CPU (the interpreter compiles nothing).
+    candidate_processes: int = 0
     # Tests switch the static checks off to prove each runtime guard holds on its own.
     static_checks: bool = True
     # Snapshot the project's files and compare after every evaluation (see integrity.py).
@@ -98,9 +104,10 @@ class ProjectTampered(RuntimeError):
 class Verdicts(Exception):
     """Control flow: evaluation ends with this verdict and reason."""
 
-    def __init__(self, verdict: Verdict, reason: str, traceback: str | None = None):
+    def __init__(self, verdict: Verdict, reason: str, traceback: str | None = None, case: int | None = None):
         super().__init__(reason)
         self.verdict, self.reason, self.traceback = verdict, reason, traceback
+        self.case = case  # plan index of the case it is about; -1 for the import
 
 
 def describe_case(case: Case) -> str:
@@ -131,6 +138,7 @@ class Evaluator:
         if self.on_gpu and self.config.timing:  # while the first candidates start and compile
             self._calibrator.start()
         self.memory_gate = memory_gate.MemoryGate()
+        self.candidate_processes = self.config.candidate_processes or (3 if self.on_gpu else 1)
         # Judging a large case on the GPU takes a few of its temporaries at once; four at a time keep
         # the evaluator's own GPU memory small while candidates hold theirs.
         self._judging = threading.Semaphore(4) if self.on_gpu else contextlib.nullcontext()
@@ -219,7 +227,7 @@ class Evaluator:
         try:
             with Sandbox(self.server, "candidate", job, {"candidate.py": source}, self.limits) as box:
                 with self._phase(result, "correctness"):
-                    self._run_cases(box, task, feed, result)
+                    self._correctness(box, job, source, task, feed, result)
                 if self.on_gpu and self.config.timing:
                     result.stage = Stage.TIMING
                     with self._phase(result, "timing"):
@@ -235,61 +243,123 @@ class Evaluator:
                 result.profile = profiler.profile(source, report.entry, first.inputs_file, str(self.device))
 
     # correctness ------------------------------------------------------------------------------
-    def _run_cases(self, box: Sandbox, task: Task, feed: CaseFeed, result: EvalResult) -> None:
-        """Sends each case as soon as it is built; judges each case once both its runs are in."""
-        cases, data = feed.cases, feed.data
-        outputs: dict[int, list[Any]] = {}
-        began = time.perf_counter()
-        sent = calls = judged = 0
-        imported = False
-        while True:
-            sent = _send_ready_cases(box, feed, sent)
-            box.idle(imported and calls == 2 * sent and sent < len(cases))
-            message = box.recv(timeout=None if sent == len(cases) else FEED_POLL_SECONDS)
-            if message is None:
-                continue
-            event = message.get("event")
-            if event == "imported":
-                imported = True
-                result.stage = Stage.CALL
-                result.phases["start_and_import"] = time.perf_counter() - began
-            elif event == "failed":
-                self._child_failed(message, cases[:sent], result)
-            elif event == "call":
-                calls += 1
-                index, run = _index(message.get("case"), sent), _index(message.get("run"), 2)
-                result.stage = Stage.CALL if index == 0 else Stage.ACCURACY
-                if isinstance(message.get("seconds"), (int, float)):
-                    result.phases["calls"] = result.phases.get("calls", 0.0) + float(message["seconds"])
-                self._check_call_report(message, cases[index])
-                out = self._load_call(box.scratch / f"case{index}_run{run}.pt", data[index], task, cases[index])
-                outputs.setdefault(index, []).append(out)
-                if len(outputs[index]) == 2:
-                    self._judge_case(task, cases[index], data[index], outputs.pop(index), result)
-                    judged += 1
-            elif event == "cases_done":
-                if judged < len(cases):  # the candidate's code shares the worker's process and socket
-                    raise Verdicts(Verdict.CONTRACT_FAIL, f"the candidate's process reported the cases done "
-                                   f"before running them all ({judged} of {len(cases)} judged)")
-                result.kernels = [KernelInfo(**_known(k, KernelInfo)) for k in message.get("kernels", [])
-                                  if isinstance(k, dict)]
-                return
-            else:
-                raise Verdicts(Verdict.CONTRACT_FAIL, "the candidate's process sent an unexpected message")
+    def _correctness(self, box: Sandbox, job: dict, source: str, task: Task, feed: CaseFeed,
+                     result: EvalResult) -> None:
+        """The first share of the cases in `box` (kept for timing), the others in processes of their own."""
+        shares = [Share(members) for members in split_by_dtype(feed.cases, self.candidate_processes)]
+        earliest = EarliestFailure()
+        helpers = [threading.Thread(target=self._run_share_apart, args=(job, source, task, feed, share, earliest),
+                                    name=f"{task.id} share {k}", daemon=True) for k, share in enumerate(shares[1:], 1)]
+        for helper in helpers:
+            helper.start()
+        try:
+            self._run_share(box, task, feed, shares[0], earliest)
+        except BaseException:
+            earliest.report(-math.inf)  # the evaluator's own error: the other shares stop
+            raise
+        finally:
+            for helper in helpers:
+                helper.join()
+        for share in shares[1:]:
+            if share.failure is not None and not isinstance(share.failure, Verdicts):
+                raise share.failure  # the evaluator's own error, not the candidate's
+        result.cases, failed = merged(shares)
+        result.kernels = _kernels(shares)
+        if shares[0].import_seconds is not None:
+            result.phases["start_and_import"] = shares[0].import_seconds
+        result.phases["calls"] = sum(share.call_seconds for share in shares)
+        if failed is not None:
+            result.stage = failure_stage(failed.failed_at)
+            raise failed.failure
 
-    def _child_failed(self, message: dict, cases: list[Case], result: EvalResult) -> None:
+    def _run_share_apart(self, job: dict, source: str, task: Task, feed: CaseFeed, share: Share,
+                         earliest: EarliestFailure) -> None:
+        try:
+            with Sandbox(self.server, "candidate", job, {"candidate.py": source}, self.limits) as box:
+                self._run_share(box, task, feed, share, earliest)
+        except BaseException as exc:  # noqa: BLE001 - re-raised by the evaluation's thread
+            share.failure, share.failed_at = exc, -1
+
+    def _run_share(self, box: Sandbox, task: Task, feed: CaseFeed, share: Share, earliest: EarliestFailure) -> None:
+        """Sends each case of the share as soon as it is built; judges each once both its runs are
+        in. Records the share's verdict, if it fails, on `share`."""
+        began = time.perf_counter()
+        sent = calls = 0
+        imported = False
+        try:
+            while not earliest.passed(share):
+                sent = _send_ready_cases(box, feed, share.members, sent)
+                box.idle(imported and calls == 2 * sent and sent < len(share.members))
+                message = box.recv(timeout=FEED_POLL_SECONDS if sent < len(share.members) else SHARE_POLL_SECONDS)
+                if message is None:
+                    continue
+                event = message.get("event")
+                if event == "imported":
+                    imported = True
+                    share.import_seconds = time.perf_counter() - began
+                elif event == "failed":
+                    raise self._child_failed(message, feed.cases, share.members[:sent])
+                elif event == "call":
+                    calls += 1
+                    self._take_call(box, task, feed, share, message, sent)
+                elif event == "cases_done":
+                    if len(share.judged) < len(share.members):  # the candidate's code shares the worker's socket
+                        raise Verdicts(Verdict.CONTRACT_FAIL, f"the candidate's process reported the cases done "
+                                       f"before running them all ({len(share.judged)} of {len(share.members)} judged)")
+                    share.kernels = [k for k in message.get("kernels", []) if isinstance(k, dict)]
+                    return
+                else:
+                    raise Verdicts(Verdict.CONTRACT_FAIL, "the candidate's process sent an unexpected message")
+            box.kill()  # an earlier case failed in another process: nothing left here can change the verdict
+        except ChildGone as gone:
+            self._fail_share(share, earliest, Verdicts(Verdict(gone.verdict), gone.reason, gone.output_tail or None),
+                             imported)
+        except Verdicts as verdict:
+            self._fail_share(share, earliest, verdict, imported)
+
+    @staticmethod
+    def _fail_share(share: Share, earliest: EarliestFailure, verdict: Verdicts, imported: bool) -> None:
+        """A verdict about no case in particular (the process died, say) is about the first case
+        not yet judged, or the import."""
+        pending = share.first_pending()
+        share.failure = verdict
+        if verdict.case is not None:
+            share.failed_at = verdict.case
+        elif imported:
+            share.failed_at = pending if pending is not None else share.members[-1]
+        else:
+            share.failed_at = -1
+        earliest.report(share.failed_at)
+
+    def _take_call(self, box: Sandbox, task: Task, feed: CaseFeed, share: Share, message: dict, sent: int) -> None:
+        """One run's outputs, read back; both runs in, the case is judged."""
+        index, run = _member(message.get("case"), share.members[:sent]), _index(message.get("run"), 2)
+        case, data = feed.cases[index], feed.data[index]
+        try:
+            if isinstance(message.get("seconds"), (int, float)):
+                share.call_seconds += float(message["seconds"])
+            self._check_call_report(message, case)
+            runs = share.runs.setdefault(index, [])
+            runs.append(self._load_call(box.scratch / f"case{index}_run{run}.pt", data, task, case))
+            if len(runs) == 2:
+                share.judged[index], failure = self._judge_case(task, case, data, share.runs.pop(index))
+                if failure is not None:
+                    raise failure
+        except Verdicts as verdict:
+            verdict.case = index
+            raise
+
+    def _child_failed(self, message: dict, cases: list[Case], sent: list[int]) -> Verdicts:
         verdict = message.get("verdict")
         if verdict not in {"COMPILE_FAIL", "RUNTIME_FAIL", "CONTRACT_FAIL"}:
             verdict = "RUNTIME_FAIL"
-        reason = str(message.get("reason", "failed"))
+        reason, case = str(message.get("reason", "failed")), None
         if message.get("phase") == "import":
-            result.stage = Stage.IMPORT
-            reason = "importing the module failed: " + reason
+            reason, case = "importing the module failed: " + reason, -1
         elif message.get("phase") == "call":
-            index = _index(message.get("case"), len(cases))
-            result.stage = Stage.CALL if index == 0 else Stage.ACCURACY
-            reason = f"on {describe_case(cases[index])}: {reason}"
-        raise Verdicts(Verdict(verdict), reason, str(message.get("traceback") or "") or None)
+            case = _member(message.get("case"), sent)
+            reason = f"on {describe_case(cases[case])}: {reason}"
+        return Verdicts(Verdict(verdict), reason, str(message.get("traceback") or "") or None, case)
 
     @staticmethod
     def _check_call_report(message: dict, case: Case) -> None:
@@ -324,7 +394,8 @@ class Evaluator:
             raise Verdicts(Verdict.CONTRACT_FAIL, "the candidate's process wrote a malformed result")
         return payload["out"]
 
-    def _judge_case(self, task: Task, case: Case, data: CaseData, runs: list[Any], result: EvalResult) -> None:
+    def _judge_case(self, task: Task, case: Case, data: CaseData, runs: list[Any]) -> tuple[CaseResult, Verdicts | None]:
+        """The case's result, and the verdict it ends the evaluation with if it failed."""
         problem = structure_problem(data.expected.lo, runs[0])
         judgement = None if problem else self._judge(task, data, runs)
         case_result = CaseResult(size=case.size, dtype=dtype_name(case.dtype), mode=case.mode, seed=case.seed,
@@ -334,14 +405,13 @@ class Evaluator:
             case_result.max_abs_err, case_result.max_rel_err = judgement.max_abs_err, judgement.max_rel_err
             case_result.mismatches, case_result.numel = judgement.mismatches, judgement.numel
             case_result.first_bad, case_result.metrics = judgement.first_bad, judgement.metrics
-        result.cases.append(case_result)
         if case_result.passed:
-            return
+            return case_result, None
         if judgement is not None and judgement.contract_violation:
             verdict = Verdict.CONTRACT_FAIL
         else:
             verdict = Verdict.OUTLIER_FAIL if case.mode == "outlier" else Verdict.INCORRECT
-        raise Verdicts(verdict, f"on {describe_case(case)}: {case_result.reason}")
+        return case_result, Verdicts(verdict, f"on {describe_case(case)}: {case_result.reason}")
 
     def _judge(self, task: Task, data: CaseData, runs: list[Any]):
         """Small cases on the host, where their outputs already are; large ones on the evaluator's
@@ -468,21 +538,42 @@ class Evaluator:
         return result
 
 
-def _send_ready_cases(box: Sandbox, feed: CaseFeed, sent: int) -> int:
-    """Sends the cases built since the last call (and the end of the cases once all are); how many
-    have been sent in all."""
-    ready = feed.ready()
-    for index in range(sent, ready):
+def _send_ready_cases(box: Sandbox, feed: CaseFeed, members: list[int], sent: int) -> int:
+    """Sends the share's cases built since the last call (and the end of its cases once all are);
+    how many of them have been sent in all."""
+    ready, before = feed.ready(), sent
+    while sent < len(members) and members[sent] < ready:
+        index = members[sent]
         box.send({"op": "case", "index": index, "inputs": str(feed.data[index].inputs_file)})
-    if ready == len(feed.cases) and sent < ready:
+        sent += 1
+    if sent == len(members) and before < sent:
         box.send({"op": "cases_end"})
-    return ready
+    return sent
 
 
 def _index(value: Any, bound: int) -> int:
     if not isinstance(value, int) or not 0 <= value < bound:
         raise Verdicts(Verdict.CONTRACT_FAIL, "the candidate's process sent a malformed message")
     return value
+
+
+def _member(value: Any, sent: list[int]) -> int:
+    """A case index the candidate's process names: one of those sent to it."""
+    if not isinstance(value, int) or isinstance(value, bool) or value not in sent:
+        raise Verdicts(Verdict.CONTRACT_FAIL, "the candidate's process sent a malformed message")
+    return value
+
+
+def _kernels(shares: list[Share]) -> list[KernelInfo]:
+    """Compile metadata per kernel name, from the first share that launched it."""
+    found: dict[str, KernelInfo] = {}
+    for share in shares:
+        for entry in share.kernels:
+            if not isinstance(entry.get("name"), str):
+                continue
+            info = KernelInfo(**_known(entry, KernelInfo))
+            found.setdefault(info.name, info)
+    return list(found.values())
 
 
 def _known(data: dict, cls) -> dict:

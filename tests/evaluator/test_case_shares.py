@@ -1,0 +1,132 @@
+"""A candidate's cases split by dtype over several processes reach the verdict one process would:
+the same verdict, reason, stage and judged cases; a failure in one share stops the others."""
+
+import time
+
+import pytest
+import torch
+
+from evaluator.case_shares import Share, merged, split_by_dtype
+from evaluator.cases import Case, plan
+from evaluator.evaluate import Evaluator, EvaluatorConfig
+from evaluator.result import CaseResult
+
+
+@pytest.fixture(scope="module")
+def split(tmp_path_factory):
+    config = EvaluatorConfig(device="cpu", static_checks=False, candidate_processes=3,
+                             cache_dir=tmp_path_factory.mktemp("cache"))
+    with Evaluator(config) as evaluator:
+        yield evaluator
+
+
+@pytest.fixture(scope="module")
+def whole(tmp_path_factory):
+    config = EvaluatorConfig(device="cpu", static_checks=False, cache_dir=tmp_path_factory.mktemp("cache"))
+    with Evaluator(config) as evaluator:
+        yield evaluator
+
+
+def test_shares_follow_dtypes_and_the_first_holds_stage_one(suite):
+    cases = plan(suite["Activation/gelu"], on_gpu=True)
+    shares = split_by_dtype(cases, 3)
+    assert [len(s) for s in shares] == [10, 8, 8] and shares[0][0] == 0
+    assert all(len({cases[i].dtype for i in share}) == 1 for share in shares)
+    assert sorted(i for share in shares for i in share) == list(range(len(cases)))
+    two = split_by_dtype(cases, 2)
+    assert {cases[i].dtype for i in two[1]} == {torch.float16, torch.bfloat16}
+    assert split_by_dtype(cases, 1) == [list(range(len(cases)))]
+    single = [Case("small", torch.float32, "standard", seed) for seed in range(4)]
+    assert split_by_dtype(single, 3) == [[0, 1, 2, 3]], "one dtype: its specializations are compiled once"
+
+
+def test_the_earliest_failure_in_plan_order_wins_and_later_cases_are_dropped():
+    def result(index):
+        return CaseResult(size="small", dtype="float32", mode="standard", seed=index, passed=True, reason="")
+
+    first, second = Share([0, 1, 4]), Share([2, 3, 5])
+    first.judged = {0: result(0), 1: result(1), 4: result(4)}
+    first.failure, first.failed_at = ValueError("at 4"), 4
+    second.judged = {2: result(2), 3: result(3)}
+    second.failure, second.failed_at = ValueError("at 3"), 3
+    cases, failed = merged([first, second])
+    assert failed is second and [c.seed for c in cases] == [0, 1, 2, 3]
+    first.failed_at = -1  # an import failure comes before every case
+    assert merged([first, second]) == ([], first)
+
+
+GELU = '''
+import os
+import signal
+import time
+
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def gelu_kernel(x_ptr, y_ptr, n, SCALE: tl.constexpr, TANH: tl.constexpr, BLOCK: tl.constexpr):
+    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offsets < n
+    x = tl.load(x_ptr + offsets, mask=mask).to(tl.float32)
+    if TANH:
+        y = 0.5 * x * (2.0 * tl.sigmoid(1.5957691216057308 * (x + 0.044715 * x * x * x)))
+    else:
+        y = 0.5 * x * (1.0 + tl.erf(x * 0.7071067811865476))
+    y = y * SCALE
+    tl.store(y_ptr + offsets, y.to(y_ptr.dtype.element_ty), mask=mask)
+
+
+CALLS = {}  # per dtype: each dtype's 4 standard-mode cases (8 calls) come before its outlier cases
+
+
+def gelu(input, approximate="none"):
+    CALLS[input.dtype] = CALLS.get(input.dtype, 0) + 1
+    outlier_mode = CALLS[input.dtype] > 8
+    x = input.contiguous()
+    y = torch.empty_like(x)
+    BEHAVIOUR
+    gelu_kernel[(triton.cdiv(x.numel(), 1024),)](x, y, x.numel(), SCALE=scale, TANH=approximate == "tanh",
+                                                  BLOCK=1024)
+    return y
+'''
+
+
+def candidate(behaviour: str) -> str:
+    return GELU.replace("BEHAVIOUR", behaviour.replace("\n", "\n    "))
+
+
+def summary(result):
+    return (result.verdict, result.stage, result.reason,
+            [(c.size, c.dtype, c.mode, c.seed, c.passed) for c in result.cases])
+
+
+@pytest.mark.parametrize("behaviour, verdict, judged", [
+    ("scale = 1.0", "CORRECT", 24),
+    ("scale = 1.5 if x.dtype == torch.bfloat16 else 1.0", "INCORRECT", 9),
+    ("scale = 1.5 if x.dtype == torch.bfloat16 else 1.0\n"
+     "if x.dtype == torch.float16: os.kill(os.getpid(), signal.SIGSEGV)", "RUNTIME_FAIL", 4),
+    ("scale = 1.5 if x.dtype == torch.bfloat16 else 1.0\n"
+     "if x.dtype == torch.float16 and outlier_mode: os.kill(os.getpid(), signal.SIGSEGV)", "INCORRECT", 9),
+    ("scale = 1.5 if x.dtype == torch.float32 and outlier_mode else 1.0", "OUTLIER_FAIL", 13),
+], ids=["correct", "wrong-bf16", "crash-fp16-before-wrong-bf16", "wrong-bf16-before-crash-fp16-outliers",
+        "wrong-fp32-outliers-after-other-dtypes-pass"])
+def test_split_evaluation_reaches_the_single_process_verdict(split, whole, suite, behaviour, verdict, judged):
+    """Plan order: fp32, fp16, bf16 standard-mode cases (4 each), then their outlier cases."""
+    task, source = suite["Activation/gelu"], candidate(behaviour)
+    apart, together = split.evaluate(task, source), whole.evaluate(task, source)
+    assert summary(apart) == summary(together)
+    assert apart.verdict.value == verdict and len(apart.cases) == judged, apart.reason
+    if apart.correct:
+        assert apart.kernels and apart.kernels[0].name == "gelu_kernel"
+
+
+def test_a_failure_stops_the_other_shares(split, suite):
+    """fp32's first case fails; fp16 and bf16 would sleep far past it."""
+    source = candidate("scale = 1.5\nif x.dtype != torch.float32: time.sleep(60)")
+    began = time.monotonic()
+    result = split.evaluate(suite["Activation/gelu"], source)
+    assert result.verdict.value == "INCORRECT" and result.stage.value == "call", result.reason
+    assert len(result.cases) == 1
+    assert time.monotonic() - began < 30
