@@ -3,6 +3,7 @@
 
     python benchmarks/evaluator_throughput.py [--workers N] [--processes K] [--json out.json] [--cache-root DIR]
                                               [--warm] [--tasks ID ... | all] [--where] [--switch-interval S]
+                                              [--candidate-processes N]
 
 Caches (Triton's kernel cache, agentloop's baselines and calibration) live under --cache-root.
 Cold (the default) empties them first; --warm reuses what an earlier run left there. Prints a
@@ -246,22 +247,24 @@ def lock_report(path: Path, wall: float, processes: ProcessLog) -> str:
     for mode, group in (("exclusive", exclusive), ("shared", shared)):
         by_kind = collections.defaultdict(list)
         for h in group:
-            by_kind[processes.kinds.get(h["pid"], "other")].append(h)
-        rows += [f"| {mode} | {kind} | {len(hs)} | {sum(h['got'] - h['asked'] for h in hs):.1f} | "
-                 f"{max(h['got'] - h['asked'] for h in hs):.2f} | {sum(h['released'] - h['got'] for h in hs):.1f} |"
-                 for kind, hs in sorted(by_kind.items())]
+            by_kind[(processes.kinds.get(h["pid"], "other"), h.get("what") or "-")].append(h)
+        rows += [f"| {mode} | {kind} | {what} | {len(hs)} | {sum(h['got'] - h['asked'] for h in hs):.1f} | "
+                 f"{max(h['got'] - h['asked'] for h in hs):.2f} | {sum(h['released'] - h['got'] for h in hs):.1f} | "
+                 f"{max(h['released'] - h['got'] for h in hs):.2f} |"
+                 for (kind, what), hs in sorted(by_kind.items())]
     return (f"GPU lock: held exclusively {held:.1f} s in {len(exclusive)} holds ({held / wall:.0%} of the wall "
-            f"time)\n\n| mode | holder | holds | waited s | longest wait s | held s |\n|---|---|---|---|---|---|\n"
-            + "\n".join(rows))
+            f"time)\n\n| mode | holder | for | holds | waited s | longest wait s | held s | longest hold s |\n"
+            f"|---|---|---|---|---|---|---|---|\n" + "\n".join(rows))
 
 
-def score(suite: dict, workers: int, cache: Path) -> tuple[list, dict[str, float]]:
+def score(suite: dict, workers: int, cache: Path, candidate_processes: int = 0) -> tuple[list, dict[str, float]]:
     """One evaluator, `workers` evaluations at once: the results, and when each task finished
     (seconds since the epoch)."""
     from evaluator.evaluate import Evaluator, EvaluatorConfig
 
     finished: dict[str, float] = {}
-    with Evaluator(EvaluatorConfig(cache_dir=cache)) as evaluator, ThreadPoolExecutor(workers) as pool:
+    config = EvaluatorConfig(cache_dir=cache, candidate_processes=candidate_processes)
+    with Evaluator(config) as evaluator, ThreadPoolExecutor(workers) as pool:
         def evaluate(task):
             result = evaluator.evaluate(task, task.solution_path.read_text())
             finished[task.id] = time.time()
@@ -269,15 +272,17 @@ def score(suite: dict, workers: int, cache: Path) -> tuple[list, dict[str, float
         return list(pool.map(evaluate, suite.values())), finished
 
 
-def _score_shard(task_ids: list[str], workers: int, cache: Path) -> tuple[list[dict], dict[str, float]]:
+def _score_shard(task_ids: list[str], workers: int, cache: Path,
+                 candidate_processes: int) -> tuple[list[dict], dict[str, float]]:
     from evaluator.loader import load_suite
 
     suite = load_suite()
-    results, finished = score({i: suite[i] for i in task_ids}, workers, cache)
+    results, finished = score({i: suite[i] for i in task_ids}, workers, cache, candidate_processes)
     return [r.to_dict() for r in results], finished
 
 
-def score_in_processes(task_ids: list[str], workers: int, processes: int, cache: Path) -> tuple[list, dict[str, float]]:
+def score_in_processes(task_ids: list[str], workers: int, processes: int, cache: Path,
+                       candidate_processes: int = 0) -> tuple[list, dict[str, float]]:
     """`processes` evaluators, each in a process of its own with its own fork server, scoring every
     `processes`-th task with workers/processes threads; they share the GPU's lock and the caches."""
     import multiprocessing
@@ -288,7 +293,8 @@ def score_in_processes(task_ids: list[str], workers: int, processes: int, cache:
     shards = [task_ids[k::processes] for k in range(processes) if task_ids[k::processes]]
     per_process = max(1, -(-workers // processes))
     with ProcessPoolExecutor(len(shards), mp_context=multiprocessing.get_context("spawn")) as pool:
-        done = list(pool.map(_score_shard, shards, [per_process] * len(shards), [cache] * len(shards)))
+        done = list(pool.map(_score_shard, shards, [per_process] * len(shards), [cache] * len(shards),
+                             [candidate_processes] * len(shards)))
     by_id = {r["task_id"]: EvalResult.from_dict(r) for dicts, _ in done for r in dicts}
     finished = {task_id: t for _, times in done for task_id, t in times.items()}
     return [by_id[i] for i in task_ids], finished
@@ -305,9 +311,14 @@ def main() -> None:
     parser.add_argument("--processes", type=int, default=1,
                         help="evaluator processes sharing the GPU (and its lock), each scoring every K-th task "
                              "with workers/K threads (default 1: one evaluator, as the local executor runs)")
+    parser.add_argument("--candidate-processes", type=int, default=0,
+                        help="processes per candidate for its correctness cases, split by dtype (default 0: the "
+                             "evaluator's choice, three on a GPU)")
     parser.add_argument("--switch-interval", type=float, help="the evaluator process's GIL switch interval, s "
                         "(sys.setswitchinterval; Python's default is 0.005)")
     args = parser.parse_args()
+    if args.candidate_processes < 0:
+        parser.error("--candidate-processes must be 0 (the evaluator's choice) or more")
     if args.switch_interval:
         sys.setswitchinterval(args.switch_interval)
     root = args.cache_root or Path(tempfile.mkdtemp(prefix="agentloop-bench-"))
@@ -337,9 +348,10 @@ def main() -> None:
             where.enter_context(each)
     with where:
         if args.processes > 1:
-            results, finished = score_in_processes(list(suite), args.workers, args.processes, cache)
+            results, finished = score_in_processes(list(suite), args.workers, args.processes, cache,
+                                                   args.candidate_processes)
         else:
-            results, finished = score(suite, args.workers, cache)
+            results, finished = score(suite, args.workers, cache, args.candidate_processes)
     wall = time.perf_counter() - began
     if args.json:  # first: nothing below may lose it
         args.json.write_text(json.dumps({"wall_s": wall, "workers": args.workers, "processes": args.processes,

@@ -50,17 +50,29 @@ class BaselineCache:
             tmp.replace(self.path)
 
 
-def measure(server: ForkServer, task: Task, set_files: list[Path], device: str, lock_dir: Path | None,
-            policy: dict, compile_too: bool) -> dict[str, TimingStats]:
-    job = {"task": task.id, "task_path": str(task.source_path), "sets": [str(p) for p in set_files], "device": device,
-           "lock_dir": str(lock_dir) if lock_dir else None, "policy": policy, "compile": compile_too}
-    limits = Limits(step_seconds=BASELINE_WALL_SECONDS, total_seconds=BASELINE_WALL_SECONDS, memory_bytes=64 << 30,
-                    address_space=False)
-    with Sandbox(server, "baseline", job, {}, limits) as box:
-        try:
-            message = box.recv()
-        except ChildGone as gone:  # its last line says why (e.g. out of GPU memory)
-            raise ChildGone(gone.verdict, with_last_line(gone.reason, gone.output_tail), gone.output_tail) from None
-    if message.get("event") != "baseline":
-        raise ChildGone("RUNTIME_FAIL", f"baseline measurement failed: {message}")
-    return {label: stats(message[label]["samples_ms"]) for label in ("eager", "compiled") if label in message}
+class PendingBaseline:
+    """A baseline child started ahead of need: it creates its CUDA context and loads the timing sets
+    while the candidate is timed, then waits its turn for the exclusive GPU lock."""
+
+    def __init__(self, server: ForkServer, task: Task, set_files: list[Path], device: str, lock_dir: Path | None,
+                 policy: dict, compile_too: bool):
+        job = {"task": task.id, "task_path": str(task.source_path), "sets": [str(p) for p in set_files],
+               "device": device, "lock_dir": str(lock_dir) if lock_dir else None, "policy": policy,
+               "compile": compile_too}
+        limits = Limits(step_seconds=BASELINE_WALL_SECONDS, total_seconds=BASELINE_WALL_SECONDS,
+                        memory_bytes=64 << 30, address_space=False)
+        self.box = Sandbox(server, "baseline", job, {}, limits)
+
+    def result(self) -> dict[str, TimingStats]:
+        with self.box:
+            try:
+                message = self.box.recv()
+            except ChildGone as gone:  # its last line says why (e.g. out of GPU memory)
+                raise ChildGone(gone.verdict, with_last_line(gone.reason, gone.output_tail), gone.output_tail) from None
+        if message.get("event") != "baseline":
+            raise ChildGone("RUNTIME_FAIL", f"baseline measurement failed: {message}")
+        return {label: stats(message[label]["samples_ms"]) for label in ("eager", "compiled") if label in message}
+
+    def cancel(self) -> None:
+        self.box.close()
+

@@ -120,7 +120,7 @@ def calibrate(cache_dir: Path, device: torch.device, lock_dir: Path | None, forc
         cached = load(cache_dir, device)
         if cached is not None:
             return cached
-    with gpu_lock.exclusive(lock_dir):
+    with gpu_lock.exclusive(lock_dir, "calibration"):
         # another process (an evaluator per shard or Ray actor on this GPU) may have measured while
         # this one waited for the lock
         cached = None if force else load(cache_dir, device)

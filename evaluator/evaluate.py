@@ -27,7 +27,7 @@ from evaluator.integrity import ProjectIntegrity
 from evaluator.interop import strip_kernelbenchx_harness
 from evaluator.loader import TaskLoadError, tasks_root
 from evaluator.references import GPU_JUDGING_BYTES, HOST, CaseData, ReferenceStore
-from evaluator.result import CaseResult, EvalResult, KernelInfo, Performance, Stage, Verdict
+from evaluator.result import CaseResult, EvalResult, KernelInfo, Performance, Stage, TimingStats, Verdict
 from evaluator.sandbox import ChildGone, ForkServer, Limits, Sandbox, scratch_root, secret_values
 from evaluator.static_checks import check_source
 from evaluator.task import Task, on_device, on_pinned_host
@@ -72,8 +72,9 @@ class EvaluatorConfig:
     limits: Limits | None = None
     timing_policy: dict[str, Any] = field(default_factory=dict)
     gpu_memory_fraction: float = 0.6
-    # Processes per candidate for its correctness cases, split by dtype (case_shares.py); 0: three on
-    # a GPU (where compiling dominates), one on the CPU (the interpreter compiles nothing).
+    # Processes per candidate for its correctness cases, split by dtype (case_shares.py). 0: on a GPU,
+    # three while the evaluator has cores to spare (see Evaluator.candidate_processes), else one; one on
+    # the CPU, where the interpreter compiles nothing.
     candidate_processes: int = 0
     # Tests switch the static checks off to prove each runtime guard holds on its own.
     static_checks: bool = True
@@ -138,7 +139,8 @@ class Evaluator:
         if self.on_gpu and self.config.timing:  # while the first candidates start and compile
             self._calibrator.start()
         self.memory_gate = memory_gate.MemoryGate()
-        self.candidate_processes = self.config.candidate_processes or (3 if self.on_gpu else 1)
+        self._in_flight = 0
+        self._in_flight_lock = threading.Lock()
         # Judging a large case on the GPU takes a few of its temporaries at once; four at a time keep
         # the evaluator's own GPU memory small while candidates hold theirs.
         self._judging = threading.Semaphore(4) if self.on_gpu else contextlib.nullcontext()
@@ -161,13 +163,36 @@ class Evaluator:
     def evaluate(self, task: Task, source: str) -> EvalResult:
         if self.tampered:
             raise ProjectTampered(self.tampered)
-        with self.memory_gate.shared():
+        with self._counted(), self.memory_gate.shared():
             result = self._evaluate_once(task, source)
         if self.on_gpu and memory_gate.starved(result):
             with self.memory_gate.alone():
                 result = self._evaluate_once(task, source)
             result.phases["retried_alone"] = 1.0
         return result
+
+    @contextlib.contextmanager
+    def _counted(self) -> Iterator[None]:
+        with self._in_flight_lock:
+            self._in_flight += 1
+        try:
+            yield
+        finally:
+            with self._in_flight_lock:
+                self._in_flight -= 1
+
+    def candidate_processes(self) -> int:
+        """Processes for the next candidate's cases. Split by dtype, one candidate's compiles run side by
+        side (Normalization/batch_norm's correctness took 7.8 s instead of 15.6 s alone on an H100);
+        but with 15 evaluations at once, three processes each made the whole run slower (55.0 s
+        against 42.6 s): more CUDA contexts time-slicing the GPU held every shared lock longer. So a
+        candidate is split only while few evaluations are in flight (one per 8 cores)."""
+        if self.config.candidate_processes:
+            return self.config.candidate_processes
+        if not self.on_gpu:
+            return 1
+        with self._in_flight_lock:
+            return 3 if self._in_flight <= max(1, (os.cpu_count() or 2) // 8) else 1
 
     def _evaluate_once(self, task: Task, source: str) -> EvalResult:
         began = time.perf_counter()
@@ -183,7 +208,7 @@ class Evaluator:
             result.traceback = v.traceback[-MAX_REASON_CHARS:] if v.traceback else None
         result.phases["total"] = time.perf_counter() - began
         if self.on_gpu:
-            torch.cuda.empty_cache()  # what this evaluation's references and judging left cached
+            memory_gate.trim_cached(self.device)  # what this evaluation's references and judging left cached
         self._check_integrity(result)
         return self._redacted(result)
 
@@ -225,7 +250,9 @@ class Evaluator:
         result.stage = Stage.IMPORT
         feed = CaseFeed(self.references, task, plan(task, self.on_gpu))
         try:
-            with Sandbox(self.server, "candidate", job, {"candidate.py": source}, self.limits) as box:
+            with self._phase(result, "spawn"):
+                box = Sandbox(self.server, "candidate", job, {"candidate.py": source}, self.limits)
+            with box:
                 with self._phase(result, "correctness"):
                     self._correctness(box, job, source, task, feed, result)
                 if self.on_gpu and self.config.timing:
@@ -238,7 +265,7 @@ class Evaluator:
             feed.close()
             result.phases["references"] = feed.seconds
         if self.on_gpu and self.config.profile:
-            with self._phase(result, "profile"), gpu_lock.exclusive(self.lock_dir):
+            with self._phase(result, "profile"), gpu_lock.exclusive(self.lock_dir, "profile"):
                 first = self.references.get(task, timing_cases(task)[0])
                 result.profile = profiler.profile(source, report.entry, first.inputs_file, str(self.device))
 
@@ -246,7 +273,7 @@ class Evaluator:
     def _correctness(self, box: Sandbox, job: dict, source: str, task: Task, feed: CaseFeed,
                      result: EvalResult) -> None:
         """The first share of the cases in `box` (kept for timing), the others in processes of their own."""
-        shares = [Share(members) for members in split_by_dtype(feed.cases, self.candidate_processes)]
+        shares = [Share(members) for members in split_by_dtype(feed.cases, self.candidate_processes())]
         earliest = EarliestFailure()
         helpers = [threading.Thread(target=self._run_share_apart, args=(job, source, task, feed, share, earliest),
                                     name=f"{task.id} share {k}", daemon=True) for k, share in enumerate(shares[1:], 1)]
@@ -394,7 +421,8 @@ class Evaluator:
             raise Verdicts(Verdict.CONTRACT_FAIL, "the candidate's process wrote a malformed result")
         return payload["out"]
 
-    def _judge_case(self, task: Task, case: Case, data: CaseData, runs: list[Any]) -> tuple[CaseResult, Verdicts | None]:
+    def _judge_case(self, task: Task, case: Case, data: CaseData,
+                    runs: list[Any]) -> tuple[CaseResult, Verdicts | None]:
         """The case's result, and the verdict it ends the evaluation with if it failed."""
         problem = structure_problem(data.expected.lo, runs[0])
         judgement = None if problem else self._judge(task, data, runs)
@@ -419,40 +447,36 @@ class Evaluator:
         if not self.on_gpu or (not data.resident and data.expected_bytes < GPU_JUDGING_BYTES):
             return task.contract.judge(data.expected, runs, data.inputs)
         staged = on_pinned_host(runs)  # the host's copy is made before the GPU lock is taken
-        with self._judging, gpu_lock.shared(self.lock_dir):
+        with self._judging, gpu_lock.shared(self.lock_dir, "judging"):
             try:
                 return task.contract.judge(data.expected_on(self.device), on_device(staged, self.device), data.inputs)
             except torch.OutOfMemoryError:
                 pass
             finally:
-                torch.cuda.empty_cache()  # between large judgements the GPU's memory is the candidates'
+                memory_gate.trim_cached(self.device)  # the GPU's memory is mostly the candidates'
             expected = data.expected_on(HOST)
         return task.contract.judge(expected, runs, data.inputs)
 
     # timing -----------------------------------------------------------------------------------
     def _time(self, box: Sandbox, task: Task, result: EvalResult) -> None:
         sets = [self.references.get(task, case) for case in timing_cases(task)]
-        box.send({"op": "time", "sets": [str(d.inputs_file) for d in sets], "policy": self.config.timing_policy})
-        message = box.recv()
-        if message.get("event") == "failed":
-            raise Verdicts(Verdict(message.get("verdict", "RUNTIME_FAIL")) if message.get("verdict") in
-                           {"RUNTIME_FAIL", "CONTRACT_FAIL"} else Verdict.RUNTIME_FAIL,
-                           "while timing: " + str(message.get("reason")), message.get("traceback"))
-        if message.get("event") != "timed":
-            raise Verdicts(Verdict.CONTRACT_FAIL, "the candidate's process sent an unexpected message")
-        self._check_timed_calls(box, task, sets, message)
-        samples = [float(x) for x in message.get("samples_ms", []) if isinstance(x, (int, float))]
-        if not samples:
-            raise Verdicts(Verdict.RUNTIME_FAIL, "timing produced no samples")
-        candidate = stats(samples)
+        cached = self._cached_baseline(task)
+        pending = None if cached else baseline.PendingBaseline(
+            self.server, task, [d.inputs_file for d in sets], str(self.device), self.lock_dir,
+            self.config.timing_policy, self.config.compile_baseline)
         try:
-            eager, compiled = self._baseline(task, sets)
-            baseline_error = None
-        except ChildGone as gone:  # the reference's failure is not the candidate's
-            eager = compiled = None
-            baseline_error = gone.reason[:MAX_REASON_CHARS]
+            candidate, method = self._time_candidate(box, task, sets)
+            try:
+                eager, compiled = cached or self._measured_baseline(task, pending)
+                baseline_error = None
+            except ChildGone as gone:  # the reference's failure is not the candidate's
+                eager = compiled = None
+                baseline_error = gone.reason[:MAX_REASON_CHARS]
+        finally:
+            if pending is not None:
+                pending.cancel()
         perf = Performance(size="standard", dtype=dtype_name(task.primary_dtype), candidate=candidate, eager=eager,
-                           compiled=compiled, timing_method="wall" if message.get("side_stream") else "events",
+                           compiled=compiled, timing_method=method,
                            baseline_error=baseline_error)
         if eager:
             perf.speedup = eager.median_ms / candidate.median_ms
@@ -470,6 +494,23 @@ class Evaluator:
                 f"for {cost.bytes / 1e6:.1f} MB and {cost.flops / 1e9:.2f} GFLOP on this GPU; a result faster than "
                 "the hardware allows is rejected (work escaping the timer, or results computed ahead of time)"))
         result.performance = perf
+
+    def _time_candidate(self, box: Sandbox, task: Task, sets: list[CaseData]) -> tuple[TimingStats, str]:
+        """The candidate's timing statistics, and how it was timed (CUDA events, or wall time when it
+        launched on streams of its own)."""
+        box.send({"op": "time", "sets": [str(d.inputs_file) for d in sets], "policy": self.config.timing_policy})
+        message = box.recv()
+        if message.get("event") == "failed":
+            raise Verdicts(Verdict(message.get("verdict", "RUNTIME_FAIL")) if message.get("verdict") in
+                           {"RUNTIME_FAIL", "CONTRACT_FAIL"} else Verdict.RUNTIME_FAIL,
+                           "while timing: " + str(message.get("reason")), message.get("traceback"))
+        if message.get("event") != "timed":
+            raise Verdicts(Verdict.CONTRACT_FAIL, "the candidate's process sent an unexpected message")
+        self._check_timed_calls(box, task, sets, message)
+        samples = [float(x) for x in message.get("samples_ms", []) if isinstance(x, (int, float))]
+        if not samples:
+            raise Verdicts(Verdict.RUNTIME_FAIL, "timing produced no samples")
+        return stats(samples), "wall" if message.get("side_stream") else "events"
 
     def _check_timed_calls(self, box: Sandbox, task: Task, sets: list[CaseData], message: dict) -> None:
         if message.get("calls_without_launch"):
@@ -491,19 +532,21 @@ class Evaluator:
                                "passed before timing (results cached, replayed or computed ahead?): "
                                + (problem or judgement.reason))
 
-    def _baseline(self, task: Task, sets: list[CaseData]):
-        seeds = tuple(task.timing_seeds)
-        key = device_key(self.device)
-        found = {label: self.baselines.get(baseline.cache_key(task, dtype_name(task.primary_dtype), seeds, key,
-                                                               label == "compiled"))
-                 for label in (["eager", "compiled"] if self.config.compile_baseline else ["eager"])}
-        if all(found.values()):
-            return found["eager"], found.get("compiled")
-        measured = baseline.measure(self.server, task, [d.inputs_file for d in sets], str(self.device),
-                                    self.lock_dir, self.config.timing_policy, self.config.compile_baseline)
-        for label, value in measured.items():
-            self.baselines.put(baseline.cache_key(task, dtype_name(task.primary_dtype), seeds, key,
-                                                  label == "compiled"), value)
+    def _baseline_keys(self, task: Task) -> dict[str, str]:
+        seeds, key = tuple(task.timing_seeds), device_key(self.device)
+        labels = ["eager", "compiled"] if self.config.compile_baseline else ["eager"]
+        return {label: baseline.cache_key(task, dtype_name(task.primary_dtype), seeds, key, label == "compiled")
+                for label in labels}
+
+    def _cached_baseline(self, task: Task) -> tuple[TimingStats, TimingStats | None] | None:
+        found = {label: self.baselines.get(key) for label, key in self._baseline_keys(task).items()}
+        return (found["eager"], found.get("compiled")) if all(found.values()) else None
+
+    def _measured_baseline(self, task: Task, pending: baseline.PendingBaseline):
+        measured = pending.result()
+        for label, key in self._baseline_keys(task).items():
+            if label in measured:
+                self.baselines.put(key, measured[label])
         return measured.get("eager"), measured.get("compiled")
 
     def _calibration(self) -> calibration.Peaks:

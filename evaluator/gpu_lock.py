@@ -65,7 +65,7 @@ def _paths(lock_dir: str | Path) -> tuple[Path, Path]:
 
 
 @contextlib.contextmanager
-def _hold(lock_dir: str | Path | None, mode: int) -> Iterator[None]:
+def _hold(lock_dir: str | Path | None, mode: int, what: str) -> Iterator[None]:
     if lock_dir is None:
         yield
         return
@@ -84,20 +84,22 @@ def _hold(lock_dir: str | Path | None, mode: int) -> Iterator[None]:
     finally:
         fcntl.flock(fd, fcntl.LOCK_UN)
         os.close(fd)
-        _log_hold(mode, asked, got)
+        _log_hold(mode, what, asked, got)
 
 
-def _log_hold(mode: int, asked: float, got: float) -> None:
+def _log_hold(mode: int, what: str, asked: float, got: float) -> None:
     event_log.append("AGENTLOOP_LOCK_LOG", {"pid": os.getpid(), "mode": "exclusive" if mode == fcntl.LOCK_EX
-                                            else "shared", "asked": asked, "got": got, "released": time.time()})
+                                            else "shared", "what": what, "asked": asked, "got": got,
+                                            "released": time.time()})
 
 
-def shared(lock_dir: str | Path | None):
-    return _hold(lock_dir, fcntl.LOCK_SH)
+def shared(lock_dir: str | Path | None, what: str = ""):
+    """`what` names the work in the lock log."""
+    return _hold(lock_dir, fcntl.LOCK_SH, what)
 
 
-def exclusive(lock_dir: str | Path | None):
-    return _hold(lock_dir, fcntl.LOCK_EX)
+def exclusive(lock_dir: str | Path | None, what: str = ""):
+    return _hold(lock_dir, fcntl.LOCK_EX, what)
 
 
 def lock_dir_for(cache_dir: Path, device_index: int) -> Path:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 import threading
 from dataclasses import dataclass, field
+from typing import Callable
 
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
@@ -65,8 +66,20 @@ class LaunchRecorder:
     def acquire(self) -> None:
         if self.locking and self.lock_dir and self._held is None:
             from evaluator import gpu_lock
-            self._held = gpu_lock.shared(self.lock_dir)
+            self._held = gpu_lock.shared(self.lock_dir, "call")
             self._held.__enter__()
+
+    def compile_unlocked(self, warm_up: Callable[[], object]) -> None:
+        """Before a launch: compiles it (when not compiled yet) without the lock, then holds it. A
+        call's later kernels compiled while the lock was held kept other candidates' timing waiting
+        for seconds; so the call's GPU work so far is finished and the lock let go first."""
+        if not self.lock_dir:
+            return
+        if self._held is not None:
+            torch.cuda.synchronize()
+            self.release()
+        warm_up()
+        self.acquire()
 
     def release(self) -> None:
         if self._held is not None:
@@ -111,9 +124,8 @@ def _patch_run(cls, recorder: LaunchRecorder) -> None:
         if recorder.track_streams:
             recorder.streams.add(torch.cuda.current_stream().cuda_stream)
         try:
-            if recorder.locking and recorder._held is None:
-                original(self, *args, **{**kwargs, "warmup": True})  # compile outside the lock
-                recorder.acquire()
+            if recorder.locking:
+                recorder.compile_unlocked(lambda: original(self, *args, **{**kwargs, "warmup": True}))
             kernel = original(self, *args, **kwargs)
         finally:
             recorder.in_kernel -= 1

@@ -9,9 +9,22 @@ import contextlib
 import threading
 from typing import Iterator
 
+import torch
+
 from evaluator.result import EvalResult, Verdict
 
 OUT_OF_GPU_MEMORY = ("ran out of GPU memory", "CUDA out of memory")
+CACHED_SLACK_BYTES = 4 << 30
+
+
+def trim_cached(device: torch.device) -> None:
+    """Gives the GPU memory torch keeps cached in this process back to the driver once more than
+    CACHED_SLACK_BYTES of it sits unused. Emptying the cache after every large judgement made each
+    one allocate its temporaries anew, and each cudaFree waits for all of the process's GPU work."""
+    if device.type != "cuda":
+        return
+    if torch.cuda.memory_reserved(device) - torch.cuda.memory_allocated(device) > CACHED_SLACK_BYTES:
+        torch.cuda.empty_cache()
 
 
 class MemoryGate:

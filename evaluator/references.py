@@ -15,7 +15,7 @@ from typing import Any, Iterator
 
 import torch
 
-from evaluator import gpu_lock, wire
+from evaluator import gpu_lock, memory_gate, wire
 from evaluator.cases import Case
 from evaluator.contracts import Expected, flatten
 from evaluator.task import Inputs, Task, clone_inputs, drawing_on, judged_outputs, on_device, on_pinned_host, upcast
@@ -163,7 +163,7 @@ class ReferenceStore:
             return CaseData(wire.load(path), path, expected)
         inputs = task.make_inputs(case.seed, case.size, case.mode, case.dtype)
         # small and edge cases take little of the GPU's memory
-        with gpu_lock.shared(self.lock_dir), own_stream(self.device):
+        with gpu_lock.shared(self.lock_dir, "small case built"), own_stream(self.device):
             expected = expected_outputs(task, inputs, self.device)
         wire.save(inputs, path)
         return CaseData(inputs, path, expected)
@@ -171,7 +171,7 @@ class ReferenceStore:
     def _build_on_gpu(self, task: Task, case: Case) -> tuple[Inputs, Expected]:
         """Inputs drawn on the GPU, staged in page-locked host memory; expected outputs kept on the
         GPU when large and within the budget, otherwise on the host."""
-        with self._computing, gpu_lock.shared(self.lock_dir), own_stream(self.device):
+        with self._computing, gpu_lock.shared(self.lock_dir, "standard case built"), own_stream(self.device):
             with drawing_on(self.device):
                 drawn = task.make_inputs(case.seed, case.size, case.mode, case.dtype)
             expected = expected_outputs(task, drawn, self.device, keep_on=self.device)
@@ -179,7 +179,7 @@ class ReferenceStore:
             del drawn
             if not self._keeps_on_device(expected):
                 expected = Expected(lo=on_device(expected.lo, HOST), hi=on_device(expected.hi, HOST))
-            torch.cuda.empty_cache()  # the drawn inputs and the float64 temporaries
+            memory_gate.trim_cached(self.device)  # the drawn inputs and the float64 temporaries
         return staged, expected
 
     def _keeps_on_device(self, expected: Expected) -> bool:

@@ -113,6 +113,7 @@ class ForkServer:
         self._lock = threading.Lock()
         self._replies: dict[int, Any] = {}
         self._exits: dict[int, ExitInfo] = {}
+        self._forgotten: set[int] = set()  # children closed before their exit was reported
         self._cond = threading.Condition()
         self._next_id = 0
         self._proc: subprocess.Popen | None = None
@@ -124,6 +125,7 @@ class ForkServer:
             env["TRITON_INTERPRET"] = "1"
         else:
             env.pop("TRITON_INTERPRET", None)
+        self._forgotten.clear()  # the children of a fork server that died died with it
         self._stderr = tempfile.TemporaryFile()
         self._proc = subprocess.Popen([sys.executable, "-m", "evaluator.forkserver"], stdin=subprocess.PIPE,
                                       stdout=subprocess.PIPE, stderr=self._stderr, env=env, cwd=str(PROJECT_ROOT))
@@ -137,7 +139,9 @@ class ForkServer:
         for line in proc.stdout:
             message = json.loads(line)
             with self._cond:
-                if "exit" in message:
+                if "exit" in message and message["exit"] in self._forgotten:
+                    self._forgotten.discard(message["exit"])
+                elif "exit" in message:
                     self._exits[message["exit"]] = ExitInfo(message["code"], message["signal"])
                 else:
                     self._replies[message["id"]] = message["pid"]
@@ -170,7 +174,8 @@ class ForkServer:
 
     def forget(self, pid: int) -> None:
         with self._cond:
-            self._exits.pop(pid, None)
+            if self._exits.pop(pid, None) is None:
+                self._forgotten.add(pid)
 
     def wait_exit(self, pid: int, timeout: float) -> ExitInfo | None:
         with self._cond:
@@ -258,6 +263,7 @@ class Sandbox:
         self.waiting_since: float | None = None
         self.waited = 0.0
         self.idle_since: float | None = None
+        self.closed = False
 
     def _lock_event(self, event: str) -> None:
         now = time.monotonic()
@@ -356,7 +362,10 @@ class Sandbox:
 
     def _drained_line(self) -> bool:
         """Reads what an exited child left in the channel: is a whole message there (its last word,
-        a failure it reported before exiting, say)?"""
+        a failure it reported before exiting, say)? A child that connected, spoke and exited before
+        the evaluator first listened (a baseline started ahead) left its connection waiting."""
+        if self.conn is None and select.select([self.listener], [], [], 0)[0]:
+            self.conn, _ = self.listener.accept()
         while self.conn is not None and select.select([self.conn], [], [], 0)[0]:
             chunk = self.conn.recv(1 << 16)
             if not chunk:
@@ -435,11 +444,14 @@ class Sandbox:
                 pass
 
     def close(self) -> None:
+        """Kills the child if it still runs, without waiting for it to go: everything it was for has
+        been read by now, and a process that held a CUDA context took seconds to exit on a loaded
+        GPU. The fork server reaps it."""
+        if self.closed:
+            return
+        self.closed = True
         if self.server.exit_info(self.pid) is None:
-            self.send({"op": "exit"})
-            if self.server.wait_exit(self.pid, timeout=2) is None:
-                self.kill()
-                self.server.wait_exit(self.pid, timeout=5)
+            self.kill()
         self.server.forget(self.pid)
         for s in (self.conn, self.listener):
             if s is not None:

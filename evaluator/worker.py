@@ -198,11 +198,12 @@ class CandidateProcess:
     def time_candidate(self, command: dict[str, Any]) -> None:
         sets = [on_device(wire.load(path), self.device) for path in command["sets"]]
         policy = TimingPolicy(**command.get("policy", {}))
-        with gpu_lock.exclusive(self.job.get("lock_dir")):
+        with gpu_lock.exclusive(self.job.get("lock_dir"), "timing"):
             result = time_function(self.entry, sets, self.mutates, self.recorder, self.extra_allowed, policy,
                                    self.device)
         kept = result.pop("kept")
-        with gpu_lock.shared(self.job.get("lock_dir")):  # off the GPU before the next candidate is timed
+        # off the GPU before the next candidate is timed
+        with gpu_lock.shared(self.job.get("lock_dir"), "timed outputs to the host"):
             kept = {k: on_device(v, HOST) for k, v in kept.items()}
         for k, value in kept.items():
             wire.save({"out": value}, self.scratch / f"timed_set{k}.pt")

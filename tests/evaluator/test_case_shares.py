@@ -130,3 +130,13 @@ def test_a_failure_stops_the_other_shares(split, suite):
     assert result.verdict.value == "INCORRECT" and result.stage.value == "call", result.reason
     assert len(result.cases) == 1
     assert time.monotonic() - began < 30
+
+
+def test_a_candidate_is_split_only_while_few_evaluations_are_in_flight(whole, monkeypatch):
+    assert whole.candidate_processes() == 1, "the interpreter compiles nothing: one process"
+    monkeypatch.setattr(whole, "on_gpu", True)
+    monkeypatch.setattr("os.cpu_count", lambda: 16)
+    monkeypatch.setattr(whole, "_in_flight", 2)
+    assert whole.candidate_processes() == 3
+    monkeypatch.setattr(whole, "_in_flight", 15)
+    assert whole.candidate_processes() == 1, "a loaded GPU: more processes would only time-slice it"

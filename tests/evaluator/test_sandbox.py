@@ -322,3 +322,54 @@ def test_children_inherit_tritons_cache_key_from_the_fork_server(evaluators, sui
     """Hashing Triton's compiler library took 0.4 s of every candidate's first compile on a GPU host."""
     result = evaluators(static=False).evaluate(suite["Activation/gelu"], TRITON_KEY_PROBE)
     assert "triton key hashed before the first compile: True" in result.reason, result.reason
+
+
+def test_closing_a_sandbox_kills_its_child_at_once_and_keeps_no_record_of_it(tmp_path):
+    """A child that held a CUDA context took seconds to exit on a loaded GPU; nothing waits for it."""
+    import time
+
+    import psutil
+
+    from evaluator.sandbox import ForkServer, Sandbox
+
+    job = {"task": "Activation/gelu", "entry": "gelu", "device": "cpu", "mutates": [], "allowed_aten": [],
+           "lock_dir": None, "gpu_memory_fraction": None, "model_init": None}
+    server = ForkServer(interpret=True)
+    try:
+        box = Sandbox(server, "candidate", job, {"candidate.py": "import time\ntime.sleep(60)\n"}, Limits())
+        time.sleep(1)  # importing: it reads no message
+        began = time.monotonic()
+        box.close()
+        assert time.monotonic() - began < 1
+        deadline = time.monotonic() + 10
+        while psutil.pid_exists(box.pid) and psutil.Process(box.pid).status() != psutil.STATUS_ZOMBIE:
+            assert time.monotonic() < deadline, "the child outlived its sandbox"
+            time.sleep(0.05)
+        while server._forgotten and time.monotonic() < deadline:  # its exit, reported late, is dropped
+            time.sleep(0.05)
+        assert not server._forgotten and box.pid not in server._exits
+    finally:
+        server.close()
+
+
+def test_what_a_child_said_before_exiting_unheard_is_read(tmp_path):
+    """A baseline child started ahead can connect, report and exit before the evaluator first
+    listens: its report is still read, not taken for a crash."""
+    import time
+
+    from evaluator.sandbox import ForkServer, Sandbox
+
+    job = {"task": "Activation/gelu", "entry": "gelu", "device": "cpu", "mutates": [], "allowed_aten": [],
+           "lock_dir": None, "gpu_memory_fraction": None, "model_init": None}
+    server = ForkServer(interpret=True)
+    try:
+        with Sandbox(server, "candidate", job, {"candidate.py": "raise ValueError('broken on purpose')\n"},
+                     Limits()) as box:
+            deadline = time.monotonic() + 30
+            while server.exit_info(box.pid) is None:
+                assert time.monotonic() < deadline
+                time.sleep(0.05)
+            message = box.recv(timeout=5)
+        assert message["event"] == "failed" and "broken on purpose" in message["reason"], message
+    finally:
+        server.close()
