@@ -446,15 +446,17 @@ class Evaluator:
         device, or on the host when candidates have taken the GPU's memory."""
         if not self.on_gpu or (not data.resident and data.expected_bytes < GPU_JUDGING_BYTES):
             return task.contract.judge(data.expected, runs, data.inputs)
-        staged = on_pinned_host(runs)  # the host's copy is made before the GPU lock is taken
-        with self._judging, gpu_lock.shared(self.lock_dir, "judging"):
-            try:
-                return task.contract.judge(data.expected_on(self.device), on_device(staged, self.device), data.inputs)
-            except torch.OutOfMemoryError:
-                pass
-            finally:
-                memory_gate.trim_cached(self.device)  # the GPU's memory is mostly the candidates'
-            expected = data.expected_on(HOST)
+        with self._judging:
+            staged = on_pinned_host(runs)  # the host's copy is made before the GPU lock is taken
+            with gpu_lock.shared(self.lock_dir, "judging"):
+                try:
+                    return task.contract.judge(data.expected_on(self.device), on_device(staged, self.device),
+                                               data.inputs)
+                except torch.OutOfMemoryError:
+                    pass
+                finally:
+                    memory_gate.trim_cached(self.device)  # the GPU's memory is mostly the candidates'
+                expected = data.expected_on(HOST)
         return task.contract.judge(expected, runs, data.inputs)
 
     # timing -----------------------------------------------------------------------------------

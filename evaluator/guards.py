@@ -71,12 +71,13 @@ class LaunchRecorder:
 
     def compile_unlocked(self, warm_up: Callable[[], object]) -> None:
         """Before a launch: compiles it (when not compiled yet) without the lock, then holds it. A
-        call's later kernels compiled while the lock was held kept other candidates' timing waiting
-        for seconds; so the call's GPU work so far is finished and the lock let go first."""
+        call's later kernels, compiled while the lock was held, could keep other candidates' timing
+        waiting for seconds; so the call's GPU work so far is finished and the lock let go first."""
         if not self.lock_dir:
             return
         if self._held is not None:
-            torch.cuda.synchronize()
+            if torch.cuda.is_available():
+                torch.cuda.synchronize()
             self.release()
         warm_up()
         self.acquire()

@@ -84,11 +84,12 @@ def test_the_lock_log_records_every_hold_with_its_wait(tmp_path, monkeypatch):
     holder = multiprocessing.Process(target=_hold_exclusive, args=(tmp_path / "lock", started, 1.0))
     holder.start()
     started.wait(10)
-    with gpu_lock.shared(tmp_path / "lock"):
+    with gpu_lock.shared(tmp_path / "lock", "judging"):
         pass
     holder.join()
     holds = [json.loads(line) for line in log.read_text().splitlines()]
     assert sorted(h["mode"] for h in holds) == ["exclusive", "shared"]
+    assert {h["mode"]: h["what"] for h in holds} == {"exclusive": "", "shared": "judging"}
     assert {h["pid"] for h in holds} == {holder.pid, os.getpid()}
     exclusive, shared = sorted(holds, key=lambda h: h["mode"])
     assert exclusive["released"] - exclusive["got"] > 0.5
@@ -249,3 +250,32 @@ def test_a_fast_call_still_gets_the_policys_minimum_repetitions(monkeypatch):
     assert len(m.events_ms) >= policy.min_reps
     # all three warm-up calls ran, unguarded; then every eighth repetition is guarded
     assert not any(log[:policy.warmup_calls]) and log[policy.warmup_calls + policy.guard_every - 1] is True
+
+
+def test_every_kernel_of_a_call_compiles_with_the_gpu_lock_let_go(tmp_path):
+    """The first launch of a call compiled outside the lock before; a later kernel compiled while the
+    call held it shared, and another candidate's timing waited that long."""
+    import fcntl
+    import os
+
+    from evaluator.guards import LaunchRecorder
+
+    recorder = LaunchRecorder(lock_dir=str(tmp_path), locking=True)
+    seen = []
+
+    def compile_probe():  # could a writer (timing) take the lock while this compiles?
+        fd = os.open(tmp_path / "gpu.lock", os.O_RDWR | os.O_CREAT)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            fcntl.flock(fd, fcntl.LOCK_UN)
+            seen.append("free")
+        except BlockingIOError:
+            seen.append("held")
+        finally:
+            os.close(fd)
+
+    recorder.compile_unlocked(compile_probe)  # the call's first kernel
+    recorder.compile_unlocked(compile_probe)  # its second: the lock was held since the first
+    assert seen == ["free", "free"]
+    assert recorder._held is not None, "the launch itself runs under the lock"
+    recorder.release()
