@@ -313,7 +313,7 @@ def main() -> None:
                              "with workers/K threads (default 1: one evaluator, as the local executor runs)")
     parser.add_argument("--candidate-processes", type=int, default=0,
                         help="processes per candidate for its correctness cases, split by dtype (default 0: the "
-                             "evaluator's choice, three on a GPU)")
+                             "evaluator's choice: on a GPU three while few evaluations are in flight, else one)")
     parser.add_argument("--switch-interval", type=float, help="the evaluator process's GIL switch interval, s "
                         "(sys.setswitchinterval; Python's default is 0.005)")
     args = parser.parse_args()

@@ -10,6 +10,7 @@ from evaluator.case_shares import Share, merged, split_by_dtype
 from evaluator.cases import Case, plan
 from evaluator.evaluate import Evaluator, EvaluatorConfig
 from evaluator.result import CaseResult
+from tests.evaluator.test_gpu import GELU_KERNEL
 
 
 @pytest.fixture(scope="module")
@@ -55,28 +56,7 @@ def test_the_earliest_failure_in_plan_order_wins_and_later_cases_are_dropped():
     assert merged([first, second]) == ([], first)
 
 
-GELU = '''
-import os
-import signal
-import time
-
-import torch
-import triton
-import triton.language as tl
-
-
-@triton.jit
-def gelu_kernel(x_ptr, y_ptr, n, SCALE: tl.constexpr, TANH: tl.constexpr, BLOCK: tl.constexpr):
-    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    mask = offsets < n
-    x = tl.load(x_ptr + offsets, mask=mask).to(tl.float32)
-    if TANH:
-        y = 0.5 * x * (2.0 * tl.sigmoid(1.5957691216057308 * (x + 0.044715 * x * x * x)))
-    else:
-        y = 0.5 * x * (1.0 + tl.erf(x * 0.7071067811865476))
-    y = y * SCALE
-    tl.store(y_ptr + offsets, y.to(y_ptr.dtype.element_ty), mask=mask)
-
+GELU = "import os\nimport signal\nimport time\n" + GELU_KERNEL + '''
 
 CALLS = {}  # per dtype: each dtype's 4 standard-mode cases (8 calls) come before its outlier cases
 
@@ -86,9 +66,11 @@ def gelu(input, approximate="none"):
     outlier_mode = CALLS[input.dtype] > 8
     x = input.contiguous()
     y = torch.empty_like(x)
+    wrong = False
     BEHAVIOUR
-    gelu_kernel[(triton.cdiv(x.numel(), 1024),)](x, y, x.numel(), SCALE=scale, TANH=approximate == "tanh",
-                                                  BLOCK=1024)
+    launch(x, y, approximate)
+    if wrong:
+        launch(y, y, approximate)  # gelu(gelu(x))
     return y
 '''
 
@@ -103,13 +85,13 @@ def summary(result):
 
 
 @pytest.mark.parametrize("behaviour, verdict, judged", [
-    ("scale = 1.0", "CORRECT", 24),
-    ("scale = 1.5 if x.dtype == torch.bfloat16 else 1.0", "INCORRECT", 9),
-    ("scale = 1.5 if x.dtype == torch.bfloat16 else 1.0\n"
+    ("wrong = False", "CORRECT", 24),
+    ("wrong = x.dtype == torch.bfloat16", "INCORRECT", 9),
+    ("wrong = x.dtype == torch.bfloat16\n"
      "if x.dtype == torch.float16: os.kill(os.getpid(), signal.SIGSEGV)", "RUNTIME_FAIL", 4),
-    ("scale = 1.5 if x.dtype == torch.bfloat16 else 1.0\n"
+    ("wrong = x.dtype == torch.bfloat16\n"
      "if x.dtype == torch.float16 and outlier_mode: os.kill(os.getpid(), signal.SIGSEGV)", "INCORRECT", 9),
-    ("scale = 1.5 if x.dtype == torch.float32 and outlier_mode else 1.0", "OUTLIER_FAIL", 13),
+    ("wrong = x.dtype == torch.float32 and outlier_mode", "OUTLIER_FAIL", 13),
 ], ids=["correct", "wrong-bf16", "crash-fp16-before-wrong-bf16", "wrong-bf16-before-crash-fp16-outliers",
         "wrong-fp32-outliers-after-other-dtypes-pass"])
 def test_split_evaluation_reaches_the_single_process_verdict(split, whole, suite, behaviour, verdict, judged):
@@ -124,7 +106,7 @@ def test_split_evaluation_reaches_the_single_process_verdict(split, whole, suite
 
 def test_a_failure_stops_the_other_shares(split, suite):
     """fp32's first case fails; fp16 and bf16 would sleep far past it."""
-    source = candidate("scale = 1.5\nif x.dtype != torch.float32: time.sleep(60)")
+    source = candidate("wrong = True\nif x.dtype != torch.float32: time.sleep(60)")
     began = time.monotonic()
     result = split.evaluate(suite["Activation/gelu"], source)
     assert result.verdict.value == "INCORRECT" and result.stage.value == "call", result.reason
