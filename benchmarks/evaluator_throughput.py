@@ -3,7 +3,7 @@
 
     python benchmarks/evaluator_throughput.py [--workers N] [--processes K] [--json out.json] [--cache-root DIR]
                                               [--warm] [--tasks ID ... | all] [--where] [--switch-interval S]
-                                              [--candidate-processes N]
+                                              [--candidate-processes N] [--no-scout]
 
 Caches (Triton's kernel cache, agentloop's baselines and calibration) live under --cache-root.
 Cold (the default) empties them first; --warm reuses what an earlier run left there. Prints a
@@ -257,13 +257,13 @@ def lock_report(path: Path, wall: float, processes: ProcessLog) -> str:
             f"|---|---|---|---|---|---|---|---|\n" + "\n".join(rows))
 
 
-def score(suite: dict, workers: int, cache: Path, candidate_processes: int = 0) -> tuple[list, dict[str, float]]:
-    """One evaluator, `workers` evaluations at once: the results, and when each task finished
-    (seconds since the epoch)."""
+def score(suite: dict, workers: int, cache: Path, options: dict | None = None) -> tuple[list, dict[str, float]]:
+    """One evaluator (EvaluatorConfig `options` beside the cache), `workers` evaluations at once: the
+    results, and when each task finished (seconds since the epoch)."""
     from evaluator.evaluate import Evaluator, EvaluatorConfig
 
     finished: dict[str, float] = {}
-    config = EvaluatorConfig(cache_dir=cache, candidate_processes=candidate_processes)
+    config = EvaluatorConfig(cache_dir=cache, **(options or {}))
     with Evaluator(config) as evaluator, ThreadPoolExecutor(workers) as pool:
         def evaluate(task):
             result = evaluator.evaluate(task, task.solution_path.read_text())
@@ -272,17 +272,16 @@ def score(suite: dict, workers: int, cache: Path, candidate_processes: int = 0) 
         return list(pool.map(evaluate, suite.values())), finished
 
 
-def _score_shard(task_ids: list[str], workers: int, cache: Path,
-                 candidate_processes: int) -> tuple[list[dict], dict[str, float]]:
+def _score_shard(task_ids: list[str], workers: int, cache: Path, options: dict) -> tuple[list[dict], dict[str, float]]:
     from evaluator.loader import load_suite
 
     suite = load_suite()
-    results, finished = score({i: suite[i] for i in task_ids}, workers, cache, candidate_processes)
+    results, finished = score({i: suite[i] for i in task_ids}, workers, cache, options)
     return [r.to_dict() for r in results], finished
 
 
 def score_in_processes(task_ids: list[str], workers: int, processes: int, cache: Path,
-                       candidate_processes: int = 0) -> tuple[list, dict[str, float]]:
+                       options: dict | None = None) -> tuple[list, dict[str, float]]:
     """`processes` evaluators, each in a process of its own with its own fork server, scoring every
     `processes`-th task with workers/processes threads; they share the GPU's lock and the caches."""
     import multiprocessing
@@ -294,7 +293,7 @@ def score_in_processes(task_ids: list[str], workers: int, processes: int, cache:
     per_process = max(1, -(-workers // processes))
     with ProcessPoolExecutor(len(shards), mp_context=multiprocessing.get_context("spawn")) as pool:
         done = list(pool.map(_score_shard, shards, [per_process] * len(shards), [cache] * len(shards),
-                             [candidate_processes] * len(shards)))
+                             [options or {}] * len(shards)))
     by_id = {r["task_id"]: EvalResult.from_dict(r) for dicts, _ in done for r in dicts}
     finished = {task_id: t for _, times in done for task_id, t in times.items()}
     return [by_id[i] for i in task_ids], finished
@@ -314,6 +313,8 @@ def main() -> None:
     parser.add_argument("--candidate-processes", type=int, default=0,
                         help="processes per candidate for its correctness cases, split by dtype (default 0: the "
                              "evaluator's choice: on a GPU three while few evaluations are in flight, else one)")
+    parser.add_argument("--no-scout", action="store_true", help="no compile scout beside each candidate (it "
+                        "compiles the candidate's kernels ahead, many at once)")
     parser.add_argument("--switch-interval", type=float, help="the evaluator process's GIL switch interval, s "
                         "(sys.setswitchinterval; Python's default is 0.005)")
     args = parser.parse_args()
@@ -339,6 +340,7 @@ def main() -> None:
     suite = load_suite()
     if args.tasks != ["all"]:
         suite = {i: suite[i] for i in (args.tasks or FOUNDATION_TASKS)}
+    options = {"candidate_processes": args.candidate_processes, "compile_scout": False if args.no_scout else None}
     began, started = time.perf_counter(), time.time()
     processes = ProcessLog(process_log)
     sampler, memory, cpu = ThreadSampler(), GpuMemorySampler(), CpuSampler(processes)
@@ -348,10 +350,9 @@ def main() -> None:
             where.enter_context(each)
     with where:
         if args.processes > 1:
-            results, finished = score_in_processes(list(suite), args.workers, args.processes, cache,
-                                                   args.candidate_processes)
+            results, finished = score_in_processes(list(suite), args.workers, args.processes, cache, options)
         else:
-            results, finished = score(suite, args.workers, cache, args.candidate_processes)
+            results, finished = score(suite, args.workers, cache, options)
     wall = time.perf_counter() - began
     if args.json:  # first: nothing below may lose it
         args.json.write_text(json.dumps({"wall_s": wall, "workers": args.workers, "processes": args.processes,
@@ -360,14 +361,16 @@ def main() -> None:
     env = results[0].environment
     print(f"{len(results)} reference solutions on {env.gpu or 'CPU (interpreter)'}, driver {env.driver}, "
           f"torch {env.torch}, triton {env.triton}; workers {args.workers}; evaluator processes {args.processes}; "
-          f"{'warm' if args.warm else 'cold'} caches; wall {wall:.1f} s (evaluator start-up included)\n")
-    print("| task | verdict | done at s | latency s | references | start+import | calls (compile incl.) | correctness | "
-          "timing | speedup | GB/s | TFLOP/s | roofline |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+          f"{'warm' if args.warm else 'cold'} caches; {'no compile scout' if args.no_scout else 'compile scouts'}; "
+          f"wall {wall:.1f} s (evaluator start-up included)\n")
+    print("| task | verdict | done at s | latency s | references | spawn | start+import | calls | of them compiling "
+          "| of that waiting for the scout | scout | correctness | timing | speedup | GB/s | TFLOP/s | roofline |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for r in results:
         p, ph = r.performance, r.phases
         print(f"| {r.task_id} | {r.verdict.value} | {finished[r.task_id] - started:.1f} | {ph.get('total', 0):.2f} | {ph.get('references', 0):.2f} | "
-              f"{ph.get('start_and_import', 0):.2f} | {ph.get('calls', 0):.2f} | "
+              f"{ph.get('spawn', 0):.2f} | {ph.get('start_and_import', 0):.2f} | {ph.get('calls', 0):.2f} | "
+              f"{ph.get('compile', 0):.2f} | {ph.get('scout_wait', 0):.2f} | {ph.get('scout', 0):.2f} | "
               f"{ph.get('correctness', 0):.2f} | {ph.get('timing', 0):.2f} | "
               + (_performance_cells(p) if p else "- | - | - | - |"))
     for r in results:

@@ -8,7 +8,9 @@ import hashlib
 import json
 import os
 import threading
+import time
 from pathlib import Path
+from typing import Callable
 
 from evaluator.result import TimingStats
 from evaluator.sandbox import ChildGone, ForkServer, Limits, Sandbox, with_last_line
@@ -16,6 +18,7 @@ from evaluator.task import Task
 from evaluator.timing import stats
 
 BASELINE_WALL_SECONDS = 600.0
+INPUTS_POLL_SECONDS = 0.05
 
 
 def cache_key(task: Task, dtype_name: str, seeds: tuple[int, ...], device_key: str, compiled: bool) -> str:
@@ -75,4 +78,51 @@ class PendingBaseline:
 
     def cancel(self) -> None:
         self.box.close()
+
+
+class EarlyBaseline:
+    """A task's baseline measured as soon as its timing inputs are built, while the candidate still
+    compiles and runs its cases: its exclusive hold on the GPU then falls where the GPU is mostly
+    idle, instead of among the candidates' timings at the end of a busy run."""
+
+    def __init__(self, inputs_ready: Callable[[], list[Path] | None], start: Callable[[list[Path]], PendingBaseline],
+                 keep: Callable[[dict[str, TimingStats]], None]):
+        self._inputs_ready, self._start, self._keep = inputs_ready, start, keep
+        self._lock = threading.Lock()
+        self._cancelled = False
+        self._pending: PendingBaseline | None = None
+        self._measured: dict[str, TimingStats] | None = None
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, name="early baseline", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        try:
+            while (files := self._inputs_ready()) is None:
+                if self._cancelled:
+                    return
+                time.sleep(INPUTS_POLL_SECONDS)
+            with self._lock:
+                if self._cancelled:
+                    return
+                self._pending = self._start(files)
+            self._measured = self._pending.result()
+            self._keep(self._measured)
+        except BaseException as exc:  # noqa: BLE001 - handed to whoever asks for the result
+            self._error = exc
+
+    def result(self) -> dict[str, TimingStats]:
+        """Waits for the measurement (the timing inputs are built by the time a candidate is timed)."""
+        self._thread.join()
+        if isinstance(self._error, ChildGone):
+            raise self._error
+        if self._error is not None or self._measured is None:
+            raise ChildGone("RUNTIME_FAIL", f"baseline measurement failed: {self._error or 'cancelled'}")
+        return self._measured
+
+    def cancel(self) -> None:
+        with self._lock:
+            self._cancelled = True
+            if self._pending is not None:
+                self._pending.cancel()
 

@@ -40,6 +40,8 @@ class Share:
     kernels: list[dict[str, Any]] = field(default_factory=list)
     import_seconds: float | None = None
     call_seconds: float = 0.0
+    compile_seconds: float = 0.0       # of call_seconds, compiling or loading kernels
+    scout_wait_seconds: float = 0.0    # of compile_seconds, waiting for the compile scout
 
     def first_pending(self) -> int | None:
         return next((i for i in self.members if i not in self.judged), None)

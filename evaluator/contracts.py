@@ -145,26 +145,34 @@ def _exact_leaf(expected: Any, got: Any) -> Judgement:
     return j
 
 
-def _nonfinite_problem(lo: torch.Tensor, hi: torch.Tensor, got: torch.Tensor) -> tuple[torch.Tensor, str]:
-    """Elements whose NaN/Inf status is wrong, and a sentence about them."""
-    target = hi.to(lo.dtype).to(torch.float64)
-    lo64, got64 = lo.to(torch.float64), got.to(torch.float64)
+def _host_scalars(*values: torch.Tensor) -> list[float]:
+    """Zero-dimensional results brought to the host in one transfer. Each separate `.item()` waits
+    for the GPU, and on a GPU time-sliced between many processes every wait costs a time slice."""
+    if not values:
+        return []
+    return torch.stack([v.reshape(()).to(torch.float64) for v in values]).tolist()
 
-    def status(x):  # 0 finite, 1 nan, 2 +inf, 3 -inf
-        s = torch.zeros_like(x, dtype=torch.int8)
-        s[torch.isnan(x)] = 1
-        s[x == math.inf] = 2
-        s[x == -math.inf] = 3
-        return s
 
-    sg = status(got64)
-    wrong = (sg != status(target)) & (sg != status(lo64))
-    if not bool(wrong.any()):
-        return wrong, ""
+def _nonfinite_status(x: torch.Tensor) -> torch.Tensor:
+    """0 finite, 1 NaN, 2 +Inf, 3 -Inf."""
+    codes = torch.where(x == -math.inf, 3, 0).to(torch.int8)
+    codes = torch.where(x == math.inf, 2, codes)
+    return torch.where(torch.isnan(x), 1, codes).to(torch.int8)
+
+
+def _nonfinite_mismatch(lo: torch.Tensor, hi: torch.Tensor, got: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Elements whose NaN/Inf status matches neither the reference in the evaluated dtype nor the
+    float64 one, and the float64 reference's status rounded to the evaluated dtype."""
+    target = _nonfinite_status(hi.to(lo.dtype).to(torch.float64))
+    got_status = _nonfinite_status(got)
+    return (got_status != target) & (got_status != _nonfinite_status(lo.to(torch.float64))), target
+
+
+def _nonfinite_reason(wrong: torch.Tensor, target: torch.Tensor, got: torch.Tensor) -> str:
     kinds = {1: "NaN", 2: "+Inf", 3: "-Inf", 0: "a finite value"}
     i = int(torch.nonzero(wrong.reshape(-1))[0])
-    return wrong, (f"{int(wrong.sum())} elements have the wrong NaN/Inf status (first at flat index {i}: "
-                   f"got {kinds[int(sg.reshape(-1)[i])]}, expected {kinds[int(status(target).reshape(-1)[i])]})")
+    return (f"{int(wrong.sum())} elements have the wrong NaN/Inf status (first at flat index {i}: "
+            f"got {kinds[int(_nonfinite_status(got).reshape(-1)[i])]}, expected {kinds[int(target.reshape(-1)[i])]})")
 
 
 @dataclass(frozen=True)
@@ -202,40 +210,42 @@ class Tolerance:
                 return Judgement(passed=ok, numel=1, mismatches=0 if ok else 1, max_abs_err=abs(got - hi),
                                  reason="" if ok else f"returned {got!r}, expected {hi!r}")
             return _exact_leaf(lo, got)
+        if lo.numel() == 0:
+            return Judgement(passed=True, numel=0, max_abs_err=0.0, max_rel_err=0.0)
         device = lo.device
         hi64 = hi.to(device=device, dtype=torch.float64)
         lo64 = lo.to(torch.float64)
         got64 = got.to(device=device, dtype=torch.float64)
-        wrong_status, status_reason = _nonfinite_problem(lo, hi64, got64)
+        wrong_status, target_status = _nonfinite_mismatch(lo, hi64, got64)
         finite = torch.isfinite(hi64) & torch.isfinite(got64) & torch.isfinite(lo64)
         eps = self.eps_for(lo.dtype)
         h = torch.where(finite, hi64, torch.zeros_like(hi64))
-        rms = float(h.square().mean().sqrt()) if h.numel() else 0.0
+        rms = h.square().mean().sqrt()
         err = torch.where(finite, (got64 - hi64).abs(), torch.zeros_like(hi64))
         own = torch.where(finite, (lo64 - hi64).abs(), torch.zeros_like(hi64))
         bound = eps * (h.abs() + rms + self.abs_floor) + self.error_factor * own
         bad = (err > bound) | wrong_status
-        j = Judgement(passed=True, numel=lo.numel())
-        j.max_abs_err = float(err.max()) if err.numel() else 0.0
-        j.max_rel_err = float((err / (h.abs() + rms)).max()) if err.numel() and rms > 0 else j.max_abs_err
-        j.mismatches = int(bad.sum())
-        norm_bound = (self.error_factor * float(own.square().sum().sqrt()) + eps * float(h.square().sum().sqrt())
-                      + eps * self.abs_floor * h.numel() ** 0.5)
-        norm_err = float(err.square().sum().sqrt())
-        constant = _constant_output_problem(lo64, got64, finite)
+        (rms, max_abs, max_rel, mismatches, own_norm, h_norm, err_norm, status_wrong, *constant) = _host_scalars(
+            rms, err.max(), (err / (h.abs() + rms)).max(), bad.sum(), own.square().sum().sqrt(),
+            h.square().sum().sqrt(), err.square().sum().sqrt(), wrong_status.any(),
+            *_constant_output_scalars(lo64, got64, finite))
+        j = Judgement(passed=True, numel=lo.numel(), max_abs_err=max_abs, max_rel_err=max_rel if rms > 0 else max_abs,
+                      mismatches=int(mismatches))
+        norm_bound = self.error_factor * own_norm + eps * h_norm + eps * self.abs_floor * h.numel() ** 0.5
         if j.mismatches:
             j.passed = False
             j.first_bad = _bad_elements(bad, hi64, got64)
-            j.reason = status_reason or (
-                f"{j.mismatches} of {lo.numel()} elements outside tolerance (max abs error {j.max_abs_err:.3g}, "
-                f"max error relative to |expected|+rms {j.max_rel_err:.3g}, allowed about {eps:.1g} for "
-                f"{dtype_name(lo.dtype)})")
-        elif norm_err > norm_bound * (1 + 1e-9):
+            j.reason = (_nonfinite_reason(wrong_status, target_status, got64) if status_wrong else
+                        f"{j.mismatches} of {lo.numel()} elements outside tolerance (max abs error {j.max_abs_err:.3g}, "
+                        f"max error relative to |expected|+rms {j.max_rel_err:.3g}, allowed about {eps:.1g} for "
+                        f"{dtype_name(lo.dtype)})")
+        elif err_norm > norm_bound * (1 + 1e-9):
             j.passed = False
-            j.reason = f"error norm {norm_err:.3g} exceeds the allowed {norm_bound:.3g} for {dtype_name(lo.dtype)}"
-        if constant:
+            j.reason = f"error norm {err_norm:.3g} exceeds the allowed {norm_bound:.3g} for {dtype_name(lo.dtype)}"
+        problem = _constant_output_problem(lo.numel(), *constant)
+        if problem:
             j.passed = False
-            j.reason = constant + (f" ({j.reason})" if j.reason else "")
+            j.reason = problem + (f" ({j.reason})" if j.reason else "")
         return j
 
     def judge(self, expected: Expected, runs: Sequence[Any], inputs: Any = None) -> Judgement:
@@ -247,14 +257,22 @@ class Tolerance:
         return judgement
 
 
-def _constant_output_problem(lo: torch.Tensor, got: torch.Tensor, finite: torch.Tensor) -> str:
+def _constant_output_scalars(lo: torch.Tensor, got: torch.Tensor, finite: torch.Tensor) -> tuple[torch.Tensor, ...]:
+    """Is any element finite; are all finite outputs equal to the first finite one; are all finite
+    expected values; that first finite output."""
+    first = finite.reshape(-1).to(torch.uint8).argmax()  # the first finite position, if any
+    g0, e0 = got.reshape(-1)[first], lo.reshape(-1)[first]
+    return (finite.any(), ((got == g0) | ~finite).all(), ((lo == e0) | ~finite).all(), g0)
+
+
+def _constant_output_problem(numel: int, any_finite: float, got_constant: float, expected_constant: float,
+                             first_got: float) -> str:
     """A constant output where the reference in the same dtype varies (values that differ only
     beyond the dtype's precision may legitimately round to one value)."""
-    if lo.numel() < 2 or not bool(finite.any()):
+    if numel < 2 or not any_finite:
         return ""
-    g, e = got[finite], lo[finite]
-    if bool((g == g[0]).all()) and not bool((e == e[0]).all()):
-        return f"every output element is {float(g[0]):.6g}, but the expected output varies"
+    if got_constant and not expected_constant:
+        return f"every output element is {first_got:.6g}, but the expected output varies"
     return ""
 
 
@@ -266,15 +284,19 @@ def _runs_agree(runs: Sequence[Any], tol: Tolerance) -> Judgement:
                 if not _exact_leaf(a, b).passed:
                     return Judgement(False, "two calls on the same inputs returned different results")
                 continue
+            if a.numel() == 0:
+                continue
             a64, b64 = a.double(), b.to(a.device).double()
             both = torch.isfinite(a64) & torch.isfinite(b64)
-            scale = a64[both].abs()
-            rms = float(scale.square().mean().sqrt()) if scale.numel() else 0.0
-            diff = (a64[both] - b64[both]).abs()
+            scale = torch.where(both, a64.abs(), torch.zeros_like(a64))
+            count = both.sum()
+            rms = (scale.square().sum() / count.clamp_min(1)).sqrt()
+            diff = torch.where(both, (a64 - b64).abs(), torch.zeros_like(a64))
             limit = 2 * tol.eps_for(a.dtype) * (scale + rms) + 1e-300
-            if diff.numel() and bool((diff > limit).any()):
+            disagree, max_diff = _host_scalars(((diff > limit) & both).any(), diff.max())
+            if disagree:
                 return Judgement(False, "two calls on the same inputs returned different results (unwritten or "
-                                        "racy output elements?)", max_abs_err=float(diff.max()))
+                                        "racy output elements?)", max_abs_err=max_diff)
     return Judgement(True)
 
 
@@ -291,16 +313,20 @@ class Exact:
 
 
 def approximation_metrics(ref: torch.Tensor, got: torch.Tensor) -> dict[str, float]:
+    """Cosine similarity, relative L1 and RMSE, SQNR; with `finite` (1.0 when every output is) and
+    `max_abs_err`, all in one transfer to the host."""
     r = ref.double().reshape(-1)
     g = got.to(ref.device).double().reshape(-1)
     noise = (g - r).square().sum()
     signal = r.square().sum()
-    return {
-        "cosine": float(torch.nn.functional.cosine_similarity(r, g, dim=0)),
-        "l1_relative": float((g - r).abs().sum() / r.abs().sum().clamp_min(1e-300)),
-        "rmse_relative": float(noise.div(r.numel()).sqrt() / signal.div(r.numel()).sqrt().clamp_min(1e-300)),
-        "sqnr_db": float(10 * torch.log10(signal / noise.clamp_min(1e-300))),
-    }
+    names = ("cosine", "l1_relative", "rmse_relative", "sqnr_db", "finite", "max_abs_err")
+    return dict(zip(names, _host_scalars(
+        torch.nn.functional.cosine_similarity(r, g, dim=0),
+        (g - r).abs().sum() / r.abs().sum().clamp_min(1e-300),
+        noise.div(r.numel()).sqrt() / signal.div(r.numel()).sqrt().clamp_min(1e-300),
+        10 * torch.log10(signal / noise.clamp_min(1e-300)),
+        torch.isfinite(g).all(),
+        (g - r).abs().max() if r.numel() else torch.zeros((), dtype=torch.float64))))
 
 
 QuantGate = Callable[[Any, torch.Tensor], "tuple[bool, str, dict[str, float]]"]
@@ -324,10 +350,10 @@ class Approximate:
                        for run in runs])
 
     def _judge_leaf(self, hi: torch.Tensor, got: torch.Tensor, inputs: Any) -> Judgement:
-        finite = bool(torch.isfinite(got).all())
+        m = approximation_metrics(hi, got)
+        finite, max_abs_err = m.pop("finite"), m.pop("max_abs_err")
         if not finite:
             return Judgement(False, "output contains NaN or Inf", numel=got.numel(), mismatches=got.numel())
-        m = approximation_metrics(hi, got)
         failures = []
         if m["cosine"] < self.min_cosine:
             failures.append(f"cosine similarity {m['cosine']:.4f} < {self.min_cosine}")
@@ -338,7 +364,7 @@ class Approximate:
         if m["sqnr_db"] < self.min_sqnr_db:
             failures.append(f"SQNR {m['sqnr_db']:.1f} dB < {self.min_sqnr_db} dB")
         j = Judgement(passed=not failures, reason="; ".join(failures), numel=got.numel(), metrics=m,
-                      max_abs_err=float((got.double().to(hi.device) - hi.double()).abs().max()))
+                      max_abs_err=max_abs_err)
         if j.passed and self.gate is not None:
             ok, why, gate_metrics = self.gate(inputs, got)
             j.metrics.update(gate_metrics)

@@ -17,7 +17,8 @@ from typing import Any, Iterator
 
 import torch
 
-from evaluator import baseline, calibration, gpu_lock, maintainability, memory_gate, profiler, roofline, wire
+from evaluator import (baseline, calibration, compile_scout, gpu_lock, maintainability, memory_gate, profiler,
+                       roofline, wire)
 from evaluator.case_feed import CaseFeed
 from evaluator.case_shares import EarliestFailure, Share, failure_stage, merged, split_by_dtype
 from evaluator.cases import Case, plan, timing_cases
@@ -76,6 +77,9 @@ class EvaluatorConfig:
     # three while the evaluator has cores to spare (see Evaluator.candidate_processes), else one; one on
     # the CPU, where the interpreter compiles nothing.
     candidate_processes: int = 0
+    # A compile scout runs beside the candidate's process and compiles its kernels ahead, many at
+    # once (compile_scout.py). None: on a GPU only (the CPU interpreter compiles nothing).
+    compile_scout: bool | None = None
     # Tests switch the static checks off to prove each runtime guard holds on its own.
     static_checks: bool = True
     # Snapshot the project's files and compare after every evaluation (see integrity.py).
@@ -194,6 +198,9 @@ class Evaluator:
         with self._in_flight_lock:
             return 3 if self._in_flight <= max(1, (os.cpu_count() or 2) // 8) else 1
 
+    def _scouting(self) -> bool:
+        return self.on_gpu if self.config.compile_scout is None else self.config.compile_scout
+
     def _evaluate_once(self, task: Task, source: str) -> EvalResult:
         began = time.perf_counter()
         result = EvalResult(task_id=task.id, verdict=Verdict.CORRECT, stage=Stage.STATIC, reason="",
@@ -249,6 +256,10 @@ class Evaluator:
                "model_init": str(self.references.model_init_file(task)) if task.model_init else None}
         result.stage = Stage.IMPORT
         feed = CaseFeed(self.references, task, plan(task, self.on_gpu))
+        if self._scouting():
+            job["compile_board"] = tempfile.mkdtemp(prefix="al-board-", dir=scratch_root())
+            job["triton_target"] = compile_scout.gpu_target(self.device)
+        early = self._early_baseline(task, feed)
         try:
             with self._phase(result, "spawn"):
                 box = Sandbox(self.server, "candidate", job, {"candidate.py": source}, self.limits)
@@ -258,12 +269,16 @@ class Evaluator:
                 if self.on_gpu and self.config.timing:
                     result.stage = Stage.TIMING
                     with self._phase(result, "timing"):
-                        self._time(box, task, result)
+                        self._time(box, task, result, early)
         except ChildGone as gone:
             raise Verdicts(Verdict(gone.verdict), gone.reason, gone.output_tail or None) from None
         finally:
+            if early is not None:
+                early.cancel()
             feed.close()
             result.phases["references"] = feed.seconds
+            if job.get("compile_board"):
+                shutil.rmtree(job["compile_board"], ignore_errors=True)
         if self.on_gpu and self.config.profile:
             with self._phase(result, "profile"), gpu_lock.exclusive(self.lock_dir, "profile"):
                 first = self.references.get(task, timing_cases(task)[0])
@@ -277,6 +292,10 @@ class Evaluator:
         earliest = EarliestFailure()
         helpers = [threading.Thread(target=self._run_share_apart, args=(job, source, task, feed, share, earliest),
                                     name=f"{task.id} share {k}", daemon=True) for k, share in enumerate(shares[1:], 1)]
+        scouting = threading.Event()
+        if self._scouting():
+            helpers.append(threading.Thread(target=self._scout, args=(job, source, feed, scouting, result),
+                                            name=f"{task.id} compile scout", daemon=True))
         for helper in helpers:
             helper.start()
         try:
@@ -285,6 +304,7 @@ class Evaluator:
             earliest.report(-math.inf)  # the evaluator's own error: the other shares stop
             raise
         finally:
+            scouting.set()
             for helper in helpers:
                 helper.join()
         for share in shares[1:]:
@@ -295,9 +315,28 @@ class Evaluator:
         if shares[0].import_seconds is not None:
             result.phases["start_and_import"] = shares[0].import_seconds
         result.phases["calls"] = sum(share.call_seconds for share in shares)
+        if self.on_gpu:
+            result.phases["compile"] = sum(share.compile_seconds for share in shares)
+            result.phases["scout_wait"] = sum(share.scout_wait_seconds for share in shares)
         if failed is not None:
             result.stage = failure_stage(failed.failed_at)
             raise failed.failure
+
+    def _scout(self, job: dict, source: str, feed: CaseFeed, finished: threading.Event, result: EvalResult) -> None:
+        """Sends the compile scout every case as it is built, until the scout is done or the
+        candidate's cases are (then it is killed). Whatever goes wrong with it changes nothing."""
+        members = list(range(len(feed.cases)))
+        sent, began = 0, time.perf_counter()
+        try:
+            with Sandbox(self.server, "scout", job, {"candidate.py": source}, self.limits) as box:
+                while not finished.is_set():
+                    sent = _send_ready_cases(box, feed, members, sent)
+                    message = box.recv(timeout=FEED_POLL_SECONDS if sent < len(members) else SHARE_POLL_SECONDS)
+                    if message is not None and message.get("event") == "scouted":
+                        result.phases["scout"] = time.perf_counter() - began
+                        return
+        except Exception:  # noqa: BLE001 - ChildGone, a failed case build: the candidate's process reports its own
+            return
 
     def _run_share_apart(self, job: dict, source: str, task: Task, feed: CaseFeed, share: Share,
                          earliest: EarliestFailure) -> None:
@@ -334,6 +373,8 @@ class Evaluator:
                         raise Verdicts(Verdict.CONTRACT_FAIL, f"the candidate's process reported the cases done "
                                        f"before running them all ({len(share.judged)} of {len(share.members)} judged)")
                     share.kernels = [k for k in message.get("kernels", []) if isinstance(k, dict)]
+                    share.compile_seconds = _seconds(message.get("compile_seconds"))
+                    share.scout_wait_seconds = _seconds(message.get("scout_wait_seconds"))
                     return
                 else:
                     raise Verdicts(Verdict.CONTRACT_FAIL, "the candidate's process sent an unexpected message")
@@ -460,16 +501,38 @@ class Evaluator:
         return task.contract.judge(expected, runs, data.inputs)
 
     # timing -----------------------------------------------------------------------------------
-    def _time(self, box: Sandbox, task: Task, result: EvalResult) -> None:
+    def _early_baseline(self, task: Task, feed: CaseFeed) -> baseline.EarlyBaseline | None:
+        """On a GPU with timing on, the task's baseline unless cached: measured once its timing
+        inputs are built."""
+        if not (self.on_gpu and self.config.timing) or self._cached_baseline(task):
+            return None
+        indices = [feed.cases.index(case) for case in timing_cases(task)]
+
+        def inputs_ready() -> list[Path] | None:
+            try:
+                built = feed.ready()
+            except BaseException:  # noqa: BLE001 - the evaluation reports it; the baseline waits to be cancelled
+                return None
+            return [feed.data[i].inputs_file for i in indices] if built > max(indices) else None
+
+        # kept as soon as measured: a candidate failing meanwhile leaves it for the task's next one
+        return baseline.EarlyBaseline(inputs_ready, self._pending_baseline(task),
+                                      keep=lambda measured: self._keep_baseline(task, measured))
+
+    def _pending_baseline(self, task: Task):
+        def start(set_files: list[Path]) -> baseline.PendingBaseline:
+            return baseline.PendingBaseline(self.server, task, set_files, str(self.device), self.lock_dir,
+                                            self.config.timing_policy, self.config.compile_baseline)
+        return start
+
+    def _time(self, box: Sandbox, task: Task, result: EvalResult, early: baseline.EarlyBaseline | None) -> None:
         sets = [self.references.get(task, case) for case in timing_cases(task)]
         cached = self._cached_baseline(task)
-        pending = None if cached else baseline.PendingBaseline(
-            self.server, task, [d.inputs_file for d in sets], str(self.device), self.lock_dir,
-            self.config.timing_policy, self.config.compile_baseline)
+        pending = None if cached or early else self._pending_baseline(task)([d.inputs_file for d in sets])
         try:
             candidate, method = self._time_candidate(box, task, sets)
             try:
-                eager, compiled = cached or self._measured_baseline(task, pending)
+                eager, compiled = cached or self._measured_baseline(task, early or pending)
                 baseline_error = None
             except ChildGone as gone:  # the reference's failure is not the candidate's
                 eager = compiled = None
@@ -544,12 +607,15 @@ class Evaluator:
         found = {label: self.baselines.get(key) for label, key in self._baseline_keys(task).items()}
         return (found["eager"], found.get("compiled")) if all(found.values()) else None
 
-    def _measured_baseline(self, task: Task, pending: baseline.PendingBaseline):
+    def _measured_baseline(self, task: Task, pending: baseline.PendingBaseline | baseline.EarlyBaseline):
         measured = pending.result()
+        self._keep_baseline(task, measured)
+        return measured.get("eager"), measured.get("compiled")
+
+    def _keep_baseline(self, task: Task, measured: dict[str, TimingStats]) -> None:
         for label, key in self._baseline_keys(task).items():
             if label in measured:
                 self.baselines.put(key, measured[label])
-        return measured.get("eager"), measured.get("compiled")
 
     def _calibration(self) -> calibration.Peaks:
         with self._calibrating:
@@ -594,6 +660,13 @@ def _send_ready_cases(box: Sandbox, feed: CaseFeed, members: list[int], sent: in
     if sent == len(members) and before < sent:
         box.send({"op": "cases_end"})
     return sent
+
+
+def _seconds(value: Any) -> float:
+    """A duration the candidate's process reports (for the phases only; nothing is judged by it)."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and value >= 0:
+        return float(value)
+    return 0.0
 
 
 def _index(value: Any, bound: int) -> int:

@@ -2,7 +2,7 @@
 evaluation, so each candidate starts in a clean process in milliseconds.
 
 Protocol on stdin/stdout, one JSON object per line:
-  request  {"id": n, "kind": "candidate"|"baseline", "scratch": dir, "limits": {...}}
+  request  {"id": n, "kind": "candidate"|"scout"|"baseline", "scratch": dir, "limits": {...}}
   reply    {"id": n, "pid": pid}
   exit     {"exit": pid, "code": int|null, "signal": int|null}
 The server was started with a scrubbed environment; each child starts a new session (so it can be
@@ -42,7 +42,7 @@ def preload() -> None:
     # candidate's guard): seconds per child, paid once here instead
     import torch._dynamo  # noqa: F401
 
-    from evaluator import baseline_worker, worker  # noqa: F401
+    from evaluator import baseline_worker, compile_scout, worker  # noqa: F401
 
     _hash_triton()
 
@@ -99,7 +99,7 @@ def _apply_limits(limits: dict) -> None:
 def _become_child(request: dict) -> None:
     scratch = request["scratch"]
     os.setsid()
-    if request["kind"] == "candidate":
+    if request["kind"] in ("candidate", "scout"):  # both run the candidate's code
         os.environ["AGENTLOOP_NETWORK_ISOLATED"] = "1" if _isolate_network() else "0"
     signal.set_wakeup_fd(-1)
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
@@ -116,6 +116,9 @@ def _become_child(request: dict) -> None:
     if request["kind"] == "baseline":
         from evaluator import baseline_worker
         baseline_worker.main(scratch)
+    elif request["kind"] == "scout":
+        from evaluator import compile_scout
+        compile_scout.main(scratch)
     else:
         from evaluator import worker
         worker.main(scratch)

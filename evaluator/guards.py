@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import math
 import threading
+import time
 from dataclasses import dataclass, field
 from typing import Callable
 
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
+from evaluator.compile_board import CompileBoard, marker_name
 from evaluator.result import KernelInfo
 
 ALLOCATING_OPS = {"empty", "empty_like", "empty_strided", "new_empty", "new_empty_strided", "empty_permuted"}
@@ -61,6 +63,10 @@ class LaunchRecorder:
     # While set (GPU timing), the CUDA stream of every launch is collected.
     track_streams: bool = False
     streams: set[int] = field(default_factory=set)
+    # Seconds spent compiling kernels (or loading them from Triton's cache) before launches, with
+    # the lock let go; of them, waiting for the compile scout (compile_board.py).
+    compile_seconds: float = 0.0
+    scout_wait_seconds: float = 0.0
     _held: object = None
 
     def acquire(self) -> None:
@@ -70,7 +76,7 @@ class LaunchRecorder:
             self._held.__enter__()
 
     def compile_unlocked(self, warm_up: Callable[[], object]) -> None:
-        """Before a launch: compiles it (when not compiled yet) without the lock, then holds it. A
+        """Before a launch: compiles it (when not compiled yet) and loads it without the lock, then holds it. A
         call's later kernels, compiled while the lock was held, could keep other candidates' timing
         waiting for seconds; so the call's GPU work so far is finished and the lock let go first."""
         if not self.lock_dir:
@@ -79,8 +85,25 @@ class LaunchRecorder:
             if torch.cuda.is_available():
                 torch.cuda.synchronize()
             self.release()
-        warm_up()
+        began = time.perf_counter()
+        kernel = warm_up()
+        init_handles = getattr(kernel, "_init_handles", None)
+        if callable(init_handles):
+            init_handles()  # loads the module and builds its launcher: the launch needs no lock for that
+        self.compile_seconds += time.perf_counter() - began
         self.acquire()
+
+    def wait_for_scout(self, board: CompileBoard) -> None:
+        """Before compiling a kernel, waits while the compile scout compiles the same one."""
+        try:
+            from triton import knobs
+        except ImportError:
+            return
+
+        def cache_miss(*, key, fn=None, **_):
+            self.scout_wait_seconds += board.wait(marker_name(fn, key))
+
+        knobs.runtime.jit_cache_hook = cache_miss
 
     def release(self) -> None:
         if self._held is not None:

@@ -20,6 +20,7 @@ from typing import Any, Callable
 import torch
 
 from evaluator import event_log, gpu_lock, wire
+from evaluator.compile_board import CompileBoard
 from evaluator.guards import LaunchRecorder, TorchGuard, live_threads, poison_value
 from evaluator.task import Inputs, clone_inputs, judged_outputs, on_device
 from evaluator.timing import TimingPolicy, measure
@@ -95,6 +96,8 @@ class CandidateProcess:
         self.device = torch.device(self.job["device"])
         self.candidate_path = str(scratch / "candidate.py")
         self.recorder = LaunchRecorder(lock_dir=self.job.get("lock_dir"))
+        if self.job.get("compile_board"):
+            self.recorder.wait_for_scout(CompileBoard(self.job["compile_board"]))
         self.extra_allowed = frozenset(self.job.get("allowed_aten", []))
         self.mutates = tuple(self.job.get("mutates", []))
         self.entry: Callable | None = None
@@ -107,17 +110,9 @@ class CandidateProcess:
 
     def start(self) -> bool:
         self.recorder.install()
-        if self.device.type == "cuda":
-            torch.cuda.set_device(self.device)
-            fraction = self.job.get("gpu_memory_fraction")
-            if fraction:
-                torch.cuda.set_per_process_memory_fraction(float(fraction), self.device)
+        use_device(self.device, self.job.get("gpu_memory_fraction"))
         try:
-            spec = importlib.util.spec_from_file_location(CANDIDATE_MODULE, self.candidate_path)
-            module = importlib.util.module_from_spec(spec)
-            sys.modules[CANDIDATE_MODULE] = module
-            spec.loader.exec_module(module)
-            self.entry = resolve_entry(module, self.job["entry"], self.job.get("model_init"), self.device)
+            self.entry = import_candidate(self.candidate_path, self.job, self.device)
         except BaseException as exc:  # noqa: BLE001 - any failure of untrusted code is a verdict
             self.fail("import", exc, verdict="COMPILE_FAIL" if not isinstance(exc, SystemExit) else "RUNTIME_FAIL")
             return False
@@ -165,7 +160,9 @@ class CandidateProcess:
                 return False
             if self.device.type == "cuda":
                 torch.cuda.empty_cache()  # the case's tensors are gone; other candidates share this GPU
-        self.channel.send({"event": "cases_done", "kernels": [vars(k) for k in self.recorder.kernels.values()]})
+        self.channel.send({"event": "cases_done", "kernels": [vars(k) for k in self.recorder.kernels.values()],
+                           "compile_seconds": self.recorder.compile_seconds,
+                           "scout_wait_seconds": self.recorder.scout_wait_seconds})
         log_gpu_memory("correctness", self.device)
         return True
 
@@ -209,6 +206,22 @@ class CandidateProcess:
             wire.save({"out": value}, self.scratch / f"timed_set{k}.pt")
         self.channel.send({"event": "timed", **result})
         log_gpu_memory("timing", self.device)
+
+
+def use_device(device: torch.device, memory_fraction: float | None) -> None:
+    if device.type == "cuda":
+        torch.cuda.set_device(device)
+        if memory_fraction:
+            torch.cuda.set_per_process_memory_fraction(float(memory_fraction), device)
+
+
+def import_candidate(path: str, job: dict[str, Any], device: torch.device) -> Callable:
+    """Runs the candidate's module; its entry function."""
+    spec = importlib.util.spec_from_file_location(CANDIDATE_MODULE, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[CANDIDATE_MODULE] = module
+    spec.loader.exec_module(module)
+    return resolve_entry(module, job["entry"], job.get("model_init"), device)
 
 
 def log_gpu_memory(stage: str, device: torch.device) -> None:

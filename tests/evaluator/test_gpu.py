@@ -270,3 +270,65 @@ def test_standard_inputs_drawn_on_the_gpu_are_the_ones_candidates_get(tmp_path, 
     # small cases are still drawn on the CPU: the same numbers on every machine
     on_cpu = task.make_inputs(small.seed, small.size, small.mode, small.dtype)
     assert all(torch.equal(a, b) for a, b in zip(_leaves(on_cpu), _leaves(store.get(task, small).inputs)))
+
+
+SCOUTED_KERNEL = '''
+import json
+import sys
+from pathlib import Path
+
+import torch
+import triton
+import triton.language as tl
+
+from evaluator.compile_board import CompileBoard
+from evaluator.compile_scout import Scout, gpu_target
+
+
+@triton.jit
+def fill_kernel(y_ptr, n, VALUE: tl.constexpr, BLOCK: tl.constexpr):
+    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(y_ptr + offsets, VALUE, mask=offsets < n)
+
+
+scouting, board = sys.argv[1] == "scout", Path(sys.argv[2])
+scout = Scout(4, CompileBoard(board)) if scouting else None
+if scout is not None:
+    assert scout.install(gpu_target(torch.device("cuda:0")))
+y = torch.zeros(4096, device="cuda")
+for value in (1, 2, 3, 1):
+    fill_kernel[(4,)](y, y.numel(), VALUE=value, BLOCK=1024)
+compiled, failed = scout.finish() if scout is not None else (0, 0)
+torch.cuda.synchronize()
+print(json.dumps({"compiled": compiled, "failed": failed, "values": sorted(set(y.tolist())),
+                  "markers": len(list(board.iterdir()))}))
+'''
+
+
+def test_the_compile_scout_compiles_without_launching_and_the_candidate_loads_its_kernels(tmp_path):
+    import json
+    import os
+    import subprocess
+    import sys
+
+    from evaluator.sandbox import PROJECT_ROOT
+
+    script, cache, board = tmp_path / "scouted.py", tmp_path / "triton", tmp_path / "board"
+    script.write_text(SCOUTED_KERNEL)
+    board.mkdir()
+    env = {**os.environ, "TRITON_CACHE_DIR": str(cache), "PYTHONPATH": str(PROJECT_ROOT)}
+    env.pop("TRITON_INTERPRET", None)
+
+    def run(mode: str) -> dict:
+        done = subprocess.run([sys.executable, str(script), mode, str(board)], env=env, capture_output=True,
+                              text=True, timeout=300)
+        assert done.returncode == 0, done.stderr[-3000:]
+        return json.loads(done.stdout.strip().splitlines()[-1])
+
+    scouted = run("scout")
+    assert scouted == {"compiled": 3, "failed": 0, "values": [0.0], "markers": 0}, scouted
+    cubins = sorted(p.name for p in cache.rglob("*.cubin"))
+    assert len(cubins) == 3
+    ran = run("run")
+    assert ran["values"] == [1.0], "the real run launches the scouted kernels"
+    assert sorted(p.name for p in cache.rglob("*.cubin")) == cubins, "nothing compiled again"

@@ -1,0 +1,195 @@
+"""The compile scout: a throwaway sandboxed process that runs the candidate on each case's inputs
+with every Triton launch turned into a compile, many at once on threads, into Triton's on-disk
+cache. The candidate's own process meets the same kernels one call at a time and loads them from
+that cache instead of compiling them one after another (Normalization/batch_norm's reference
+compiles 52 specializations).
+
+The scout never touches the GPU: CUDA is hidden from it, the inputs are meta tensors (shapes,
+strides and dtypes without data, which is all a kernel's specialization depends on), and Triton
+runs on a compile-only driver for the evaluator's GPU target. So it holds no GPU lock, no CUDA
+context and no GPU memory. Nothing it computes is judged or kept; whatever state the candidate
+builds from meta tensors dies with the process. It is forked like the candidate's process (same
+limits, scratch directory, scrubbed environment, no network) and fails silently: a scout that
+crashes only leaves the compiling to the candidate.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from concurrent.futures import Future, ThreadPoolExecutor
+from pathlib import Path
+from typing import Any, Callable
+
+import torch
+
+from evaluator import wire
+from evaluator.compile_board import CompileBoard, marker_name
+from evaluator.task import on_device
+from evaluator.worker import Channel, import_candidate
+
+META = torch.device("meta")
+SCOUT_NICE = 10
+
+
+def compile_threads() -> int:
+    """Threads compiling at once: Triton's compiler lets go of the GIL in its MLIR and LLVM passes
+    and waits on ptxas, so threads scale; a quarter of the cores each, as every candidate in flight
+    has a scout of its own."""
+    return min(8, max(2, (os.cpu_count() or 2) // 4))
+
+
+def gpu_target(device: torch.device) -> dict[str, Any] | None:
+    """The Triton target of an NVIDIA GPU, for the job (None elsewhere: no scout)."""
+    if device.type != "cuda" or torch.version.cuda is None:
+        return None
+    major, minor = torch.cuda.get_device_capability(device)
+    return {"backend": "cuda", "arch": 10 * major + minor, "warp_size": 32}
+
+
+class CompileOnlyDriver:
+    """What Triton's launch path asks of its driver before a compile, answered without a GPU."""
+
+    def __init__(self, target):
+        self.target = target
+
+    def get_current_target(self):
+        return self.target
+
+    def get_current_device(self) -> int:
+        return 0
+
+    def set_current_device(self, device: int) -> None:
+        pass
+
+    def get_current_stream(self, device: int | None = None) -> int:
+        return 0
+
+    def get_active_torch_device(self) -> torch.device:
+        return META
+
+
+def _yield_cpu() -> None:
+    """Compiling ahead comes after every process holding the GPU lock or timing: a compile thread
+    (and the ptxas it starts) runs at a lower priority. On Linux the nice value is per thread."""
+    try:
+        os.setpriority(os.PRIO_PROCESS, 0, SCOUT_NICE)
+    except (OSError, AttributeError):
+        pass
+
+
+class Scout:
+    """Patches Triton's launch path: a launch on the scout's main thread becomes a warm-up whose
+    compile, if Triton has the kernel nowhere yet, goes to a thread pool instead, once per
+    specialization."""
+
+    def __init__(self, threads: int, board: CompileBoard | None = None):
+        self.board = board
+        self.pool = ThreadPoolExecutor(threads, thread_name_prefix="scout compile", initializer=_yield_cpu)
+        self.main = threading.get_ident()
+        self.seen: set[str] = set()
+        self.compiles: list[Future] = []
+        self._launch: tuple[Any, tuple, dict] | None = None
+        self._original_run: Callable | None = None
+
+    def install(self, target: dict[str, Any]) -> bool:
+        try:
+            from triton import knobs
+            from triton.backends.compiler import GPUTarget
+            from triton.runtime.driver import driver
+            from triton.runtime.jit import JITFunction
+        except ImportError:
+            return False  # a Triton without knobs: the candidate compiles everything itself
+        driver.set_active(CompileOnlyDriver(GPUTarget(target["backend"], target["arch"], target["warp_size"])))
+        self._original_run = JITFunction.run
+        scout = self
+
+        def run(fn, *args, **kwargs):
+            return scout.launch(fn, args, kwargs)
+
+        JITFunction.run = run
+        knobs.runtime.jit_cache_hook = self.cache_miss
+        self._patch_autotuner()
+        return True
+
+    def _patch_autotuner(self) -> None:
+        """An autotuned kernel would time every config with launches that do nothing here; each
+        config is compiled instead."""
+        try:
+            from triton.runtime.autotuner import Autotuner
+        except ImportError:
+            return
+
+        def run(tuner, *args, **kwargs):
+            for config in tuner.configs:
+                tuner.fn.run(*args, **{**kwargs, **config.all_kwargs()})
+
+        Autotuner.run = run
+
+    def launch(self, fn, args: tuple, kwargs: dict):
+        if kwargs.get("warmup") or threading.get_ident() != self.main:
+            return self._original_run(fn, *args, **kwargs)
+        self._launch = (fn, args, kwargs)
+        try:
+            return self._original_run(fn, *args, **{**kwargs, "warmup": True})
+        finally:
+            self._launch = None
+
+    def cache_miss(self, *, key: Any, fn: Any = None, **_: Any) -> bool | None:
+        """Triton's hook before it compiles: True skips the compile. On the pool's threads it goes ahead."""
+        if threading.get_ident() != self.main or self._launch is None:
+            return None
+        kernel, args, kwargs = self._launch
+        name = marker_name(fn, key)
+        if name not in self.seen:
+            self.seen.add(name)
+            if self.board is not None:
+                self.board.claim(name)
+            self.compiles.append(self.pool.submit(self._compile, name, kernel, args, kwargs))
+        return True
+
+    def _compile(self, name: str, kernel, args: tuple, kwargs: dict) -> None:
+        try:
+            self._original_run(kernel, *args, **{**kwargs, "warmup": True})
+        finally:
+            if self.board is not None:
+                self.board.settle(name)
+
+    def finish(self) -> tuple[int, int]:
+        """Waits for every compile: (compiled, failed)."""
+        self.pool.shutdown(wait=True)
+        failed = sum(1 for f in self.compiles if f.exception() is not None)
+        return len(self.compiles) - failed, failed
+
+
+def scout_call(entry: Callable, inputs_file: str) -> None:
+    """One dry call on meta inputs; whatever the candidate raises on them is its own business."""
+    try:
+        inputs = on_device(wire.load(inputs_file), META)
+        entry(*inputs.args, **inputs.kwargs)
+    except BaseException:  # noqa: BLE001 - the candidate's own process will meet it for real
+        pass
+
+
+def serve(scratch: Path) -> None:
+    os.environ["CUDA_VISIBLE_DEVICES"] = ""  # before anything initializes CUDA: the GPU is not the scout's
+    job = json.loads((scratch / "job.json").read_text())
+    channel = Channel(scratch / "ctl.sock")
+    board = CompileBoard(job["compile_board"]) if job.get("compile_board") else None
+    scout = Scout(compile_threads(), board)
+    target = job.get("triton_target")
+    try:
+        entry = import_candidate(str(scratch / "candidate.py"), job, META)
+    except BaseException:  # noqa: BLE001
+        entry = None
+    if entry is not None and target and scout.install(target):
+        while (command := channel.recv()).get("op") == "case":
+            scout_call(entry, str(command["inputs"]))
+    compiled, failed = scout.finish()
+    channel.send({"event": "scouted", "compiled": compiled, "failed": failed})
+
+
+def main(scratch: str) -> None:
+    os.chdir(scratch)
+    serve(Path(scratch))
