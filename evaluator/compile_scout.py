@@ -71,8 +71,9 @@ class CompileOnlyDriver:
 
 
 def _yield_cpu() -> None:
-    """Compiling ahead comes after every process holding the GPU lock or timing: a compile thread
-    (and the ptxas it starts) runs at a lower priority. On Linux the nice value is per thread."""
+    """Compiling ahead comes after the evaluator, candidates holding the GPU lock and timing: the
+    scout runs at a lower priority (on Linux the nice value is per thread; threads and the ptxas
+    processes they start inherit it)."""
     try:
         os.setpriority(os.PRIO_PROCESS, 0, SCOUT_NICE)
     except (OSError, AttributeError):
@@ -86,7 +87,7 @@ class Scout:
 
     def __init__(self, threads: int, board: CompileBoard | None = None):
         self.board = board
-        self.pool = ThreadPoolExecutor(threads, thread_name_prefix="scout compile", initializer=_yield_cpu)
+        self.pool = ThreadPoolExecutor(threads, thread_name_prefix="scout compile")
         self.main = threading.get_ident()
         self.seen: set[str] = set()
         self.compiles: list[Future] = []
@@ -166,7 +167,7 @@ class Scout:
 def scout_call(entry: Callable, inputs_file: str) -> None:
     """One dry call on meta inputs; whatever the candidate raises on them is its own business."""
     try:
-        inputs = on_device(wire.load(inputs_file), META)
+        inputs = on_device(wire.load(inputs_file, META), META)  # only the file's tensor headers are read
         entry(*inputs.args, **inputs.kwargs)
     except BaseException:  # noqa: BLE001 - the candidate's own process will meet it for real
         pass
@@ -174,6 +175,7 @@ def scout_call(entry: Callable, inputs_file: str) -> None:
 
 def serve(scratch: Path) -> None:
     os.environ["CUDA_VISIBLE_DEVICES"] = ""  # before anything initializes CUDA: the GPU is not the scout's
+    _yield_cpu()
     job = json.loads((scratch / "job.json").read_text())
     channel = Channel(scratch / "ctl.sock")
     board = CompileBoard(job["compile_board"]) if job.get("compile_board") else None

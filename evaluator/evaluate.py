@@ -78,7 +78,7 @@ class EvaluatorConfig:
     # the CPU, where the interpreter compiles nothing.
     candidate_processes: int = 0
     # A compile scout runs beside the candidate's process and compiles its kernels ahead, many at
-    # once (compile_scout.py). None: on a GPU only (the CPU interpreter compiles nothing).
+    # once (compile_scout.py). None: on an NVIDIA GPU only (the CPU interpreter compiles nothing).
     compile_scout: bool | None = None
     # Tests switch the static checks off to prove each runtime guard holds on its own.
     static_checks: bool = True
@@ -135,6 +135,7 @@ class Evaluator:
         self.work_dir = Path(tempfile.mkdtemp(prefix="agentloop-inputs-", dir=scratch_root()))
         self.references = ReferenceStore(self.work_dir, self.device, lock_dir=self.lock_dir)
         self.server = ForkServer(interpret=not self.on_gpu)
+        self.triton_target = compile_scout.gpu_target(self.device)  # what compile scouts compile for
         self.baselines = baseline.BaselineCache(self.cache_dir / "baselines.json")
         self.secrets = secret_values(dict(os.environ))
         self._peaks: calibration.Peaks | None = None
@@ -199,7 +200,9 @@ class Evaluator:
             return 3 if self._in_flight <= max(1, (os.cpu_count() or 2) // 8) else 1
 
     def _scouting(self) -> bool:
-        return self.on_gpu if self.config.compile_scout is None else self.config.compile_scout
+        if self.config.compile_scout is None:
+            return self.triton_target is not None
+        return self.config.compile_scout
 
     def _evaluate_once(self, task: Task, source: str) -> EvalResult:
         began = time.perf_counter()
@@ -258,7 +261,7 @@ class Evaluator:
         feed = CaseFeed(self.references, task, plan(task, self.on_gpu))
         if self._scouting():
             job["compile_board"] = tempfile.mkdtemp(prefix="al-board-", dir=scratch_root())
-            job["triton_target"] = compile_scout.gpu_target(self.device)
+            job["triton_target"] = self.triton_target
         early = self._early_baseline(task, feed)
         try:
             with self._phase(result, "spawn"):
