@@ -22,6 +22,7 @@ import argparse
 import collections
 import contextlib
 import json
+import math
 import os
 import shutil
 import subprocess
@@ -238,7 +239,32 @@ def _performance_cells(p) -> str:
     return f"{speedup} | {p.gbps or 0:.0f} | {p.tflops or 0:.1f} | {p.roofline_fraction or 0:.0%} |"
 
 
-def lock_report(path: Path, wall: float, processes: ProcessLog) -> str:
+def lock_timeline(holds: list[dict], started: float, kinds: dict[int, str]) -> str:
+    """When things happened, in seconds from the run's start: the candidates' first calls (the end
+    of start-up), the span of each kind of exclusive hold, and the longest shared holds (each keeps
+    a waiting timing, and everything queued behind it, waiting)."""
+    first_call: dict[int, float] = {}
+    for h in holds:
+        if h.get("what") == "call":
+            first_call[h["pid"]] = min(first_call.get(h["pid"], math.inf), h["asked"] - started)
+    lines = []
+    if first_call:
+        lines.append(f"candidates' first calls asked for the lock at {min(first_call.values()):.1f}-"
+                     f"{max(first_call.values()):.1f} s")
+    spans = collections.defaultdict(list)
+    for h in holds:
+        if h["mode"] == "exclusive":
+            spans[(kinds.get(h["pid"], "other"), h.get("what") or "-")].append(h)
+    for (kind, what), hs in sorted(spans.items()):
+        lines.append(f"exclusive {what} ({kind}, {len(hs)}): held from {min(h['got'] for h in hs) - started:.1f} s "
+                     f"to {max(h['released'] for h in hs) - started:.1f} s")
+    longest = sorted((h for h in holds if h["mode"] == "shared"), key=lambda h: h["got"] - h["released"])[:5]
+    lines += [f"long shared hold: {h.get('what') or '-'} ({kinds.get(h['pid'], 'other')}) {h['released'] - h['got']:.2f} s "
+              f"from {h['got'] - started:.1f} s" for h in longest]
+    return "\n".join(lines)
+
+
+def lock_report(path: Path, wall: float, processes: ProcessLog, started: float | None = None) -> str:
     holds = [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
     exclusive = [h for h in holds if h["mode"] == "exclusive"]
     shared = [h for h in holds if h["mode"] == "shared"]
@@ -252,9 +278,10 @@ def lock_report(path: Path, wall: float, processes: ProcessLog) -> str:
                  f"{max(h['got'] - h['asked'] for h in hs):.2f} | {sum(h['released'] - h['got'] for h in hs):.1f} | "
                  f"{max(h['released'] - h['got'] for h in hs):.2f} |"
                  for (kind, what), hs in sorted(by_kind.items())]
+    timeline = "" if started is None else "\n\n" + lock_timeline(holds, started, processes.kinds)
     return (f"GPU lock: held exclusively {held:.1f} s in {len(exclusive)} holds ({held / wall:.0%} of the wall "
             f"time)\n\n| mode | holder | for | holds | waited s | longest wait s | held s | longest hold s |\n"
-            f"|---|---|---|---|---|---|---|---|\n" + "\n".join(rows))
+            f"|---|---|---|---|---|---|---|---|\n" + "\n".join(rows) + timeline)
 
 
 def score(suite: dict, workers: int, cache: Path, options: dict | None = None) -> tuple[list, dict[str, float]]:
@@ -379,7 +406,7 @@ def main() -> None:
     if args.where:
         processes.refresh()
         threads = sampler.report() if args.processes == 1 else "(evaluator threads not sampled: several processes)"
-        print("\n" + lock_report(lock_log, wall, processes) + "\n\n" + threads + "\n\n"
+        print("\n" + lock_report(lock_log, wall, processes, started) + "\n\n" + threads + "\n\n"
               + memory.report(processes) + "\n\n" + cpu.report())
 
 

@@ -19,3 +19,34 @@ def test_tasks_split_over_evaluator_processes_are_each_scored_once(tmp_path):
     assert [r["task_id"] for r in results] == tasks
     assert {r["verdict"] for r in results} == {"CORRECT"}
     assert "evaluator processes 2" in run.stdout
+
+
+def test_the_lock_timeline_says_when_startup_ended_and_which_holds_held_everyone_up(tmp_path):
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("evaluator_throughput", BENCHMARK)
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    t0 = 1000.0
+    (tmp_path / "processes.jsonl").write_text("\n".join(json.dumps(e) for e in [
+        {"pid": 11, "kind": "candidate", "task": "a"}, {"pid": 12, "kind": "candidate", "task": "b"},
+        {"pid": 21, "kind": "baseline", "task": "a"}]) + "\n")
+    holds = [
+        {"pid": 11, "mode": "shared", "what": "call", "asked": t0 + 9.6, "got": t0 + 9.7, "released": t0 + 9.8},
+        {"pid": 11, "mode": "shared", "what": "call", "asked": t0 + 20.0, "got": t0 + 20.0, "released": t0 + 20.1},
+        {"pid": 12, "mode": "shared", "what": "call", "asked": t0 + 10.9, "got": t0 + 11.0, "released": t0 + 11.1},
+        {"pid": 21, "mode": "exclusive", "what": "baseline timing", "asked": t0 + 9.0, "got": t0 + 9.4,
+         "released": t0 + 9.5},
+        {"pid": 21, "mode": "exclusive", "what": "baseline timing", "asked": t0 + 12.0, "got": t0 + 17.9,
+         "released": t0 + 18.0},
+        {"pid": 99, "mode": "shared", "what": "judging", "asked": t0 + 12.8, "got": t0 + 12.9, "released": t0 + 16.16},
+    ]
+    log = tmp_path / "locks.jsonl"
+    log.write_text("\n".join(json.dumps(h) for h in holds) + "\n")
+    processes = bench.ProcessLog(tmp_path / "processes.jsonl").refresh()
+    report = bench.lock_report(log, 30.0, processes, started=t0)
+    assert "candidates' first calls asked for the lock at 9.6-10.9 s" in report
+    assert "exclusive baseline timing (baseline, 2): held from 9.4 s to 18.0 s" in report
+    first_long = next(line for line in report.splitlines() if line.startswith("long shared hold"))
+    assert first_long == "long shared hold: judging (other) 3.26 s from 12.9 s"
+    assert "long shared hold" not in bench.lock_report(log, 30.0, processes), "no start time, no timeline"
