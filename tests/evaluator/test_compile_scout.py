@@ -1,6 +1,7 @@
 """The compile scout changes no verdict, whatever the candidate does in it; the board it leaves
-markers on lets the candidate's process wait for a compile under way. (That it compiles kernels
-into Triton's cache ahead of the candidate needs a GPU: test_gpu.py.)"""
+markers on lets the candidate's process wait for a compile under way; it compiles every kernel
+specialization once, for a GPU's target, on a machine without one. (That the candidate's process
+then loads those kernels instead of compiling them needs a GPU: test_gpu.py.)"""
 
 import threading
 
@@ -16,6 +17,9 @@ def scouted(tmp_path_factory):
     config = EvaluatorConfig(device="cpu", static_checks=False, compile_scout=True,
                              cache_dir=tmp_path_factory.mktemp("cache"))
     with Evaluator(config) as evaluator:
+        # On the CPU there is no GPU target: give one, so the scout calls the candidate on meta
+        # tensors (Triton's interpreter then refuses them, as a kernel's code may refuse them anywhere).
+        evaluator.triton_target = {"backend": "cuda", "arch": 90, "warp_size": 32}
         yield evaluator
 
 
