@@ -239,6 +239,14 @@ def _performance_cells(p) -> str:
     return f"{speedup} | {p.gbps or 0:.0f} | {p.tflops or 0:.1f} | {p.roofline_fraction or 0:.0%} |"
 
 
+def _by_holder(holds: list[dict], kinds: dict[int, str]) -> list[tuple[tuple[str, str], list[dict]]]:
+    """Holds grouped by (kind of process, what for), sorted."""
+    groups = collections.defaultdict(list)
+    for h in holds:
+        groups[(kinds.get(h["pid"], "other"), h.get("what") or "-")].append(h)
+    return sorted(groups.items())
+
+
 def lock_timeline(holds: list[dict], started: float, kinds: dict[int, str]) -> str:
     """When things happened, in seconds from the run's start: the candidates' first calls (the end
     of start-up), the span of each kind of exclusive hold, and the longest shared holds (each keeps
@@ -251,11 +259,7 @@ def lock_timeline(holds: list[dict], started: float, kinds: dict[int, str]) -> s
     if first_call:
         lines.append(f"candidates' first calls asked for the lock at {min(first_call.values()):.1f}-"
                      f"{max(first_call.values()):.1f} s")
-    spans = collections.defaultdict(list)
-    for h in holds:
-        if h["mode"] == "exclusive":
-            spans[(kinds.get(h["pid"], "other"), h.get("what") or "-")].append(h)
-    for (kind, what), hs in sorted(spans.items()):
+    for (kind, what), hs in _by_holder([h for h in holds if h["mode"] == "exclusive"], kinds):
         lines.append(f"exclusive {what} ({kind}, {len(hs)}): held from {min(h['got'] for h in hs) - started:.1f} s "
                      f"to {max(h['released'] for h in hs) - started:.1f} s")
     longest = sorted((h for h in holds if h["mode"] == "shared"), key=lambda h: h["got"] - h["released"])[:5]
@@ -271,13 +275,10 @@ def lock_report(path: Path, wall: float, processes: ProcessLog, started: float |
     held = sum(h["released"] - h["got"] for h in exclusive)
     rows = []
     for mode, group in (("exclusive", exclusive), ("shared", shared)):
-        by_kind = collections.defaultdict(list)
-        for h in group:
-            by_kind[(processes.kinds.get(h["pid"], "other"), h.get("what") or "-")].append(h)
         rows += [f"| {mode} | {kind} | {what} | {len(hs)} | {sum(h['got'] - h['asked'] for h in hs):.1f} | "
                  f"{max(h['got'] - h['asked'] for h in hs):.2f} | {sum(h['released'] - h['got'] for h in hs):.1f} | "
                  f"{max(h['released'] - h['got'] for h in hs):.2f} |"
-                 for (kind, what), hs in sorted(by_kind.items())]
+                 for (kind, what), hs in _by_holder(group, processes.kinds)]
     timeline = "" if started is None else "\n\n" + lock_timeline(holds, started, processes.kinds)
     return (f"GPU lock: held exclusively {held:.1f} s in {len(exclusive)} holds ({held / wall:.0%} of the wall "
             f"time)\n\n| mode | holder | for | holds | waited s | longest wait s | held s | longest hold s |\n"

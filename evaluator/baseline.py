@@ -54,8 +54,8 @@ class BaselineCache:
 
 
 class PendingBaseline:
-    """A baseline child started ahead of need: it creates its CUDA context and loads the timing sets
-    while the candidate is timed, then waits its turn for the exclusive GPU lock."""
+    """A baseline child: it creates its CUDA context and loads the timing sets, then waits its turn
+    for the exclusive GPU lock."""
 
     def __init__(self, server: ForkServer, task: Task, set_files: list[Path], device: str, lock_dir: Path | None,
                  policy: dict, compile_too: bool):

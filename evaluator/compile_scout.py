@@ -49,7 +49,8 @@ def gpu_target(device: torch.device) -> dict[str, Any] | None:
 
 
 class CompileOnlyDriver:
-    """What Triton's launch path asks of its driver before a compile, answered without a GPU."""
+    """What Triton's launch path asks of its driver before a compile (the target, a device and a
+    stream), answered without a GPU."""
 
     def __init__(self, target):
         self.target = target
@@ -60,14 +61,8 @@ class CompileOnlyDriver:
     def get_current_device(self) -> int:
         return 0
 
-    def set_current_device(self, device: int) -> None:
-        pass
-
     def get_current_stream(self, device: int | None = None) -> int:
         return 0
-
-    def get_active_torch_device(self) -> torch.device:
-        return META
 
 
 def _yield_cpu() -> None:

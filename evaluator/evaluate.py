@@ -262,17 +262,19 @@ class Evaluator:
         if self._scouting():
             job["compile_board"] = tempfile.mkdtemp(prefix="al-board-", dir=scratch_root())
             job["triton_target"] = self.triton_target
-        early = self._early_baseline(task, feed)
+        timed = self.on_gpu and self.config.timing
+        cached = self._cached_baseline(task) if timed else None
+        early = self._early_baseline(task, feed) if timed and not cached else None
         try:
             with self._phase(result, "spawn"):
                 box = Sandbox(self.server, "candidate", job, {"candidate.py": source}, self.limits)
             with box:
                 with self._phase(result, "correctness"):
                     self._correctness(box, job, source, task, feed, result)
-                if self.on_gpu and self.config.timing:
+                if timed:
                     result.stage = Stage.TIMING
                     with self._phase(result, "timing"):
-                        self._time(box, task, result, early)
+                        self._time(box, task, result, cached or early)
         except ChildGone as gone:
             raise Verdicts(Verdict(gone.verdict), gone.reason, gone.output_tail or None) from None
         finally:
@@ -407,8 +409,7 @@ class Evaluator:
         index, run = _member(message.get("case"), share.members[:sent]), _index(message.get("run"), 2)
         case, data = feed.cases[index], feed.data[index]
         try:
-            if isinstance(message.get("seconds"), (int, float)):
-                share.call_seconds += float(message["seconds"])
+            share.call_seconds += _seconds(message.get("seconds"))
             self._check_call_report(message, case)
             runs = share.runs.setdefault(index, [])
             runs.append(self._load_call(box.scratch / f"case{index}_run{run}.pt", data, task, case))
@@ -504,11 +505,8 @@ class Evaluator:
         return task.contract.judge(expected, runs, data.inputs)
 
     # timing -----------------------------------------------------------------------------------
-    def _early_baseline(self, task: Task, feed: CaseFeed) -> baseline.EarlyBaseline | None:
-        """On a GPU with timing on, the task's baseline unless cached: measured once its timing
-        inputs are built."""
-        if not (self.on_gpu and self.config.timing) or self._cached_baseline(task):
-            return None
+    def _early_baseline(self, task: Task, feed: CaseFeed) -> baseline.EarlyBaseline:
+        """The task's baseline, measured once its timing inputs are built."""
         indices = [feed.cases.index(case) for case in timing_cases(task)]
 
         def inputs_ready() -> list[Path] | None:
@@ -518,31 +516,28 @@ class Evaluator:
                 return None
             return [feed.data[i].inputs_file for i in indices] if built > max(indices) else None
 
-        # kept as soon as measured: a candidate failing meanwhile leaves it for the task's next one
-        return baseline.EarlyBaseline(inputs_ready, self._pending_baseline(task),
-                                      keep=lambda measured: self._keep_baseline(task, measured))
-
-    def _pending_baseline(self, task: Task):
         def start(set_files: list[Path]) -> baseline.PendingBaseline:
             return baseline.PendingBaseline(self.server, task, set_files, str(self.device), self.lock_dir,
                                             self.config.timing_policy, self.config.compile_baseline)
-        return start
 
-    def _time(self, box: Sandbox, task: Task, result: EvalResult, early: baseline.EarlyBaseline | None) -> None:
+        # kept as soon as measured: a candidate failing meanwhile leaves it for the task's next one
+        return baseline.EarlyBaseline(inputs_ready, start, keep=lambda measured: self._keep_baseline(task, measured))
+
+    def _time(self, box: Sandbox, task: Task, result: EvalResult,
+              reference: tuple[TimingStats, TimingStats | None] | baseline.EarlyBaseline) -> None:
+        """`reference`: the cached baseline (eager, compiled), or the one being measured."""
         sets = [self.references.get(task, case) for case in timing_cases(task)]
-        cached = self._cached_baseline(task)
-        pending = None if cached or early else self._pending_baseline(task)([d.inputs_file for d in sets])
+        candidate, method = self._time_candidate(box, task, sets)
         try:
-            candidate, method = self._time_candidate(box, task, sets)
-            try:
-                eager, compiled = cached or self._measured_baseline(task, early or pending)
-                baseline_error = None
-            except ChildGone as gone:  # the reference's failure is not the candidate's
-                eager = compiled = None
-                baseline_error = gone.reason[:MAX_REASON_CHARS]
-        finally:
-            if pending is not None:
-                pending.cancel()
+            if isinstance(reference, tuple):
+                eager, compiled = reference
+            else:
+                measured = reference.result()
+                eager, compiled = measured.get("eager"), measured.get("compiled")
+            baseline_error = None
+        except ChildGone as gone:  # the reference's failure is not the candidate's
+            eager = compiled = None
+            baseline_error = gone.reason[:MAX_REASON_CHARS]
         perf = Performance(size="standard", dtype=dtype_name(task.primary_dtype), candidate=candidate, eager=eager,
                            compiled=compiled, timing_method=method,
                            baseline_error=baseline_error)
@@ -609,11 +604,6 @@ class Evaluator:
     def _cached_baseline(self, task: Task) -> tuple[TimingStats, TimingStats | None] | None:
         found = {label: self.baselines.get(key) for label, key in self._baseline_keys(task).items()}
         return (found["eager"], found.get("compiled")) if all(found.values()) else None
-
-    def _measured_baseline(self, task: Task, pending: baseline.PendingBaseline | baseline.EarlyBaseline):
-        measured = pending.result()
-        self._keep_baseline(task, measured)
-        return measured.get("eager"), measured.get("compiled")
 
     def _keep_baseline(self, task: Task, measured: dict[str, TimingStats]) -> None:
         for label, key in self._baseline_keys(task).items():

@@ -10,6 +10,7 @@ import contextlib
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -35,8 +36,15 @@ def _bytes(tensors: list[torch.Tensor]) -> int:
     return sum(t.numel() * t.element_size() for t in tensors)
 
 
+def _expected_tensors(expected: Expected) -> list[torch.Tensor]:
+    return _tensors(expected.lo) + _tensors(expected.hi)
+
+
 @dataclass
 class CaseData:
+    """Built once and never changed: its sizes are computed once (the store sums them on every
+    build and eviction)."""
+
     inputs: Inputs            # on the host, as the task built them
     inputs_file: Path
     expected: Expected        # on the host, or (large standard-size outputs) on the GPU
@@ -44,21 +52,20 @@ class CaseData:
     def expected_on(self, device: torch.device) -> Expected:
         return Expected(lo=on_device(self.expected.lo, device), hi=on_device(self.expected.hi, device))
 
-    @property
+    @cached_property
     def expected_bytes(self) -> int:
-        return _bytes(_tensors(self.expected.lo) + _tensors(self.expected.hi))
+        return _bytes(_expected_tensors(self.expected))
 
-    @property
+    @cached_property
     def resident(self) -> bool:
         """Are the expected outputs on the GPU?"""
-        return any(t.device.type != "cpu" for t in _tensors(self.expected.lo) + _tensors(self.expected.hi))
+        return any(t.device.type != "cpu" for t in _expected_tensors(self.expected))
 
-    @property
+    @cached_property
     def nbytes(self) -> int:
         """Host memory held: the inputs, and the expected outputs unless they are on the GPU."""
         leaves = _tensors(list(self.inputs.args)) + _tensors(list(self.inputs.kwargs.values()))
-        return _bytes([t for t in leaves + _tensors(self.expected.lo) + _tensors(self.expected.hi)
-                       if t.device.type == "cpu"])
+        return _bytes([t for t in leaves + _expected_tensors(self.expected) if t.device.type == "cpu"])
 
     @property
     def device_bytes(self) -> int:
@@ -183,7 +190,7 @@ class ReferenceStore:
         return staged, expected
 
     def _keeps_on_device(self, expected: Expected) -> bool:
-        size = _bytes(_tensors(expected.lo) + _tensors(expected.hi))
+        size = _bytes(_expected_tensors(expected))
         if size < GPU_JUDGING_BYTES:
             return False
         with self._lock:

@@ -208,31 +208,28 @@ def on_device(value, device: torch.device, keep_markers: bool = False):
     return value
 
 
+def map_tensors(value, fn):
+    """The same tree (tuples, lists, dicts, Inputs) with `fn` applied to every tensor."""
+    if isinstance(value, torch.Tensor):
+        return fn(value)
+    if isinstance(value, (tuple, list)):
+        return type(value)(map_tensors(v, fn) for v in value)
+    if isinstance(value, dict):
+        return {k: map_tensors(v, fn) for k, v in value.items()}
+    if isinstance(value, Inputs):
+        return Inputs(map_tensors(value.args, fn), map_tensors(value.kwargs, fn))
+    return value
+
+
 def on_pinned_host(value):
     """The same tree with tensors copied to page-locked host memory (markers kept). Copies between
     it and a GPU run at the DMA engines' speed; a pageable copy goes through CUDA's staging buffers
     at the speed of a host memcpy, and holds the GPU lock that long."""
-    if isinstance(value, torch.Tensor):
-        return torch.empty_like(value, device="cpu", pin_memory=True).copy_(value)
-    if isinstance(value, (tuple, list)):
-        return type(value)(on_pinned_host(v) for v in value)
-    if isinstance(value, dict):
-        return {k: on_pinned_host(v) for k, v in value.items()}
-    if isinstance(value, Inputs):
-        return Inputs(on_pinned_host(value.args), on_pinned_host(value.kwargs))
-    return value
+    return map_tensors(value, lambda t: torch.empty_like(t, device="cpu", pin_memory=True).copy_(t))
 
 
 def clone_inputs(inputs: Inputs) -> Inputs:
-    def copy(value):
-        if isinstance(value, torch.Tensor):
-            return value.clone()
-        if isinstance(value, (tuple, list)):
-            return type(value)(copy(v) for v in value)
-        if isinstance(value, dict):
-            return {k: copy(v) for k, v in value.items()}
-        return value
-    return Inputs(copy(inputs.args), copy(inputs.kwargs))
+    return map_tensors(inputs, torch.Tensor.clone)
 
 
 def judged_outputs(mutates: tuple[int, ...], returned, inputs: Inputs):
