@@ -382,15 +382,18 @@ def main() -> None:
         else:
             results, finished = score(suite, args.workers, cache, options)
     wall = time.perf_counter() - began
+    last_result = max(finished.values()) - started
     if args.json:  # first: nothing below may lose it
-        args.json.write_text(json.dumps({"wall_s": wall, "workers": args.workers, "processes": args.processes,
+        args.json.write_text(json.dumps({"wall_s": wall, "last_result_s": last_result, "workers": args.workers,
+                                         "processes": args.processes,
                                          "cold": not args.warm,
                                          "results": [r.to_dict() for r in results]}, indent=1))
     env = results[0].environment
     print(f"{len(results)} reference solutions on {env.gpu or 'CPU (interpreter)'}, driver {env.driver}, "
           f"torch {env.torch}, triton {env.triton}; workers {args.workers}; evaluator processes {args.processes}; "
           f"{'warm' if args.warm else 'cold'} caches; {'no compile scout' if args.no_scout else 'compile scouts'}; "
-          f"wall {wall:.1f} s (evaluator start-up included)\n")
+          f"wall {wall:.1f} s (the evaluator's start-up and shut-down included; the last result came at "
+          f"{last_result:.1f} s)\n")
     print("| task | verdict | done at s | latency s | references | spawn | start+import | calls | of them compiling "
           "| of that waiting for the scout | scout | correctness | timing | speedup | GB/s | TFLOP/s | roofline |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")

@@ -1,20 +1,41 @@
-"""A trusted child that times the task's PyTorch reference (eager, and optionally torch.compile)
-with the same protocol as candidates. It never runs candidate code."""
+"""A trusted child that times tasks' PyTorch references (eager, and optionally torch.compile) with
+the same protocol as candidates. It never runs candidate code.
+
+It serves batches for as long as the evaluator keeps it: one CUDA context for every task's
+baseline, and one exclusive hold of the GPU per batch, each hold making every other GPU user wait
+for the GPU to drain.
+"""
 
 from __future__ import annotations
 
 import contextlib
 import json
 import os
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, Callable
 
 import torch
 
 from evaluator import gpu_lock, wire
 from evaluator.loader import load_task
-from evaluator.task import on_device
+from evaluator.task import Inputs, on_device
 from evaluator.timing import TimingPolicy
-from evaluator.worker import Channel, log_gpu_memory, time_function
+from evaluator.worker import Channel, classify, describe_failure, log_gpu_memory, time_function
+
+FAULT_ELSEWHERE = "not measured: another task's baseline in the same batch left the GPU unusable (a CUDA fault)"
+
+
+@dataclass
+class Job:
+    """One task's request in a batch, once its timing inputs are on the GPU."""
+
+    request: dict[str, Any]
+    mutates: tuple[int, ...] = ()
+    sets: list[Inputs] = field(default_factory=list)
+    functions: dict[str, Callable] = field(default_factory=dict)
+    samples: dict[str, list[float]] = field(default_factory=dict)
+    failure: str | None = None
 
 
 def serve(scratch: Path) -> None:
@@ -23,32 +44,93 @@ def serve(scratch: Path) -> None:
     channel.report_lock_waits()
     device = torch.device(job["device"])
     torch.cuda.set_device(device)
-    task = load_task(Path(job["task_path"]))
-    files = [wire.load(path) for path in job["sets"]]
-    # no GPU traffic while another process is timed
-    with gpu_lock.shared(job.get("lock_dir"), "baseline inputs"):
-        sets = [on_device(inputs, device) for inputs in files]
-        torch.cuda.synchronize(device)
-    policy = TimingPolicy(**job.get("policy", {}))
-    functions = {"eager": task.reference}
-    if job.get("compile"):
-        functions["compiled"] = torch.compile(task.reference)
-    results = {}
-    for label, fn in functions.items():
-        # libraries loaded and (torch.compile) kernels compiled before timing; compiling takes
-        # seconds of CPU, which must not hold the lock up
-        warming = gpu_lock.shared(job.get("lock_dir"), "baseline warm-up")
-        with warming if label == "eager" else contextlib.nullcontext():
-            for _ in range(2):
-                fn(*sets[0].args, **sets[0].kwargs)
-            torch.cuda.synchronize(device)
-        with gpu_lock.exclusive(job.get("lock_dir"), "baseline timing"):
-            timed = time_function(fn, sets, task.mutates, None, frozenset(), policy, device, keep_outputs=False)
-        results[label] = {"samples_ms": timed["samples_ms"]}
-    channel.send({"event": "baseline", **results})
+    torch.empty(1, device=device)  # the CUDA context, before the first batch is asked for
+    channel.send({"event": "ready"})
+    while True:
+        try:
+            command = channel.recv()
+        except EOFError:
+            return
+        if command.get("op") != "measure":
+            return
+        if not measure_batch(channel, command["jobs"], device, job.get("lock_dir")):
+            return  # a CUDA fault: this process is unusable, the evaluator starts another
+
+
+def measure_batch(channel: Channel, requests: list[dict[str, Any]], device: torch.device, lock_dir: str | None) -> bool:
+    """Each request's timings, every one of a kind under a single exclusive hold; a reply per request.
+    False if the process can no longer use the GPU."""
+    jobs = [Job(request) for request in requests]
+    usable = True
+    for job in jobs:
+        usable = usable and _prepare(job, device, lock_dir)
+    for label in ("eager", "compiled"):
+        ready = [job for job in jobs if label in job.functions and job.failure is None]
+        if label == "compiled":  # compiling takes seconds of CPU, which must not hold the lock up
+            for job in ready:
+                usable = usable and _attempt(job, lambda job=job: _warm_up(job, "compiled", device))
+            ready = [job for job in ready if job.failure is None]
+        if not ready or not usable:
+            continue
+        with gpu_lock.exclusive(lock_dir, "baseline timing"):
+            for job in ready:
+                usable = usable and _attempt(job, lambda job=job: _time(job, label, device))
+    for job in jobs:
+        reply = {"id": job.request["id"]}
+        if job.failure is None and job.functions and set(job.samples) == set(job.functions):
+            channel.send({"event": "baseline", **reply, **{k: {"samples_ms": v} for k, v in job.samples.items()}})
+        else:
+            channel.send({"event": "failed", **reply, "reason": job.failure or FAULT_ELSEWHERE})
+    jobs.clear()
+    torch.cuda.empty_cache()  # the batch's inputs and outputs; candidates share this GPU
     log_gpu_memory("timing", device)
+    return usable
+
+
+def _prepare(job: Job, device: torch.device, lock_dir: str | None) -> bool:
+    """The task's timing inputs on the GPU and its reference warmed up (libraries loaded)."""
+    def prepare() -> None:
+        task = load_task(Path(job.request["task_path"]))
+        job.mutates = tuple(task.mutates)
+        files = [wire.load(path) for path in job.request["sets"]]
+        job.functions = {"eager": task.reference}
+        if job.request.get("compile"):
+            job.functions["compiled"] = torch.compile(task.reference)
+        # no GPU traffic while another process is timed
+        with gpu_lock.shared(lock_dir, "baseline inputs"):
+            job.sets = [on_device(inputs, device) for inputs in files]
+            torch.cuda.synchronize(device)
+        with gpu_lock.shared(lock_dir, "baseline warm-up"):
+            _warm_up(job, "eager", device)
+    return _attempt(job, prepare)
+
+
+def _warm_up(job: Job, label: str, device: torch.device) -> None:
+    fn, first = job.functions[label], job.sets[0]
+    for _ in range(2):
+        fn(*first.args, **first.kwargs)
+    torch.cuda.synchronize(device)
+
+
+def _time(job: Job, label: str, device: torch.device) -> None:
+    policy = TimingPolicy(**job.request.get("policy", {}))
+    timed = time_function(job.functions[label], job.sets, job.mutates, None, frozenset(), policy, device,
+                          keep_outputs=False)
+    job.samples[label] = timed["samples_ms"]
+
+
+def _attempt(job: Job, step: Callable[[], None]) -> bool:
+    """Runs one step of a job; a failure is the job's. False if it left the GPU unusable."""
+    try:
+        step()
+    except Exception as exc:  # noqa: BLE001 - a reference that fails (out of memory, say) fails its own job
+        verdict, fatal = classify(exc)
+        job.failure = describe_failure(exc, verdict)
+        return not fatal
+    return True
 
 
 def main(scratch: str) -> None:
     os.chdir(scratch)
-    serve(Path(scratch))
+    with contextlib.suppress(BrokenPipeError):
+        serve(Path(scratch))

@@ -40,6 +40,11 @@ class CompileBoard:
     def settle(self, name: str) -> None:
         self._marker(name).unlink(missing_ok=True)
 
+    def clear(self) -> None:
+        """The scout is gone: every marker it left settles."""
+        for marker in self.folder.glob("*.compiling"):
+            marker.unlink(missing_ok=True)
+
     def wait(self, name: str, timeout: float = WAIT_SECONDS) -> float:
         """Until the scout settles `name` (or `timeout` passes); the seconds waited."""
         marker, began = self._marker(name), time.perf_counter()

@@ -68,11 +68,19 @@ class CompileOnlyDriver:
 def _yield_cpu() -> None:
     """Compiling ahead comes after the evaluator, candidates holding the GPU lock and timing: the
     scout runs at a lower priority (on Linux the nice value is per thread; threads and the ptxas
-    processes they start inherit it)."""
+    processes they start inherit it). Where the kernel groups each session's processes for the
+    scheduler (autogroup, on by default on desktop and many server kernels), a process's nice value
+    weighs only against its own session, and every sandboxed child is a session of its own: the
+    group's nice value is set too."""
     try:
         os.setpriority(os.PRIO_PROCESS, 0, SCOUT_NICE)
     except (OSError, AttributeError):
         pass
+    try:
+        with open("/proc/self/autogroup", "w") as group:
+            group.write(str(SCOUT_NICE))
+    except OSError:
+        pass  # no autogroup here: the nice value alone orders the scheduler
 
 
 class Scout:

@@ -13,6 +13,7 @@ from typing import Any, Callable, Sequence
 
 import torch
 
+from evaluator import gpu_lock
 from evaluator.result import BadElement
 
 FIRST_BAD_SHOWN = 5
@@ -145,12 +146,15 @@ def _exact_leaf(expected: Any, got: Any) -> Judgement:
     return j
 
 
-def _host_scalars(*values: torch.Tensor) -> list[float]:
+def host_scalars(*values: torch.Tensor) -> list[float]:
     """Zero-dimensional results brought to the host in one transfer. Each separate `.item()` waits
-    for the GPU, and on a GPU time-sliced between many processes every wait costs a time slice."""
+    for the GPU, and on a GPU time-sliced between many processes every wait costs a time slice.
+    With the GPU work so far finished, a timing waiting for the GPU lock goes first."""
     if not values:
         return []
-    return torch.stack([v.reshape(()).to(torch.float64) for v in values]).tolist()
+    scalars = torch.stack([v.reshape(()).to(torch.float64) for v in values]).tolist()
+    gpu_lock.yield_to_writers()
+    return scalars
 
 
 def _nonfinite_status(x: torch.Tensor) -> torch.Tensor:
@@ -192,6 +196,7 @@ class Tolerance:
     tf32: bool = False
     abs_floor: float = 0.0
     needs_hi: bool = True
+    reads_inputs = False  # judged against the expected outputs alone
 
     def eps_for(self, dtype: torch.dtype) -> float:
         name = dtype_name(dtype)
@@ -225,7 +230,7 @@ class Tolerance:
         own = torch.where(finite, (lo64 - hi64).abs(), torch.zeros_like(hi64))
         bound = eps * (h.abs() + rms + self.abs_floor) + self.error_factor * own
         bad = (err > bound) | wrong_status
-        (rms, max_abs, max_rel, mismatches, own_norm, h_norm, err_norm, status_wrong, *constant) = _host_scalars(
+        (rms, max_abs, max_rel, mismatches, own_norm, h_norm, err_norm, status_wrong, *constant) = host_scalars(
             rms, err.max(), (err / (h.abs() + rms)).max(), bad.sum(), own.square().sum().sqrt(),
             h.square().sum().sqrt(), err.square().sum().sqrt(), wrong_status.any(),
             *_constant_output_scalars(lo64, got64, finite))
@@ -293,7 +298,7 @@ def _runs_agree(runs: Sequence[Any], tol: Tolerance) -> Judgement:
             rms = (scale.square().sum() / count.clamp_min(1)).sqrt()
             diff = torch.where(both, (a64 - b64).abs(), torch.zeros_like(a64))
             limit = 2 * tol.eps_for(a.dtype) * (scale + rms) + 1e-300
-            disagree, max_diff = _host_scalars(((diff > limit) & both).any(), diff.max())
+            disagree, max_diff = host_scalars(((diff > limit) & both).any(), diff.max())
             if disagree:
                 return Judgement(False, "two calls on the same inputs returned different results (unwritten or "
                                         "racy output elements?)", max_abs_err=max_diff)
@@ -306,6 +311,7 @@ class Exact:
 
     kind: str = "exact"
     needs_hi: bool = False
+    reads_inputs = False
 
     def judge(self, expected: Expected, runs: Sequence[Any], inputs: Any = None) -> Judgement:
         return _worst([_merge([_exact_leaf(lo, got) for lo, got in zip(flatten(expected.lo), flatten(run))])
@@ -320,7 +326,7 @@ def approximation_metrics(ref: torch.Tensor, got: torch.Tensor) -> dict[str, flo
     noise = (g - r).square().sum()
     signal = r.square().sum()
     names = ("cosine", "l1_relative", "rmse_relative", "sqnr_db", "finite", "max_abs_err")
-    return dict(zip(names, _host_scalars(
+    return dict(zip(names, host_scalars(
         torch.nn.functional.cosine_similarity(r, g, dim=0),
         (g - r).abs().sum() / r.abs().sum().clamp_min(1e-300),
         noise.div(r.numel()).sqrt() / signal.div(r.numel()).sqrt().clamp_min(1e-300),
@@ -344,6 +350,10 @@ class Approximate:
     min_sqnr_db: float = 20.0
     gate: QuantGate | None = None
     needs_hi: bool = True
+
+    @property
+    def reads_inputs(self) -> bool:
+        return self.gate is not None
 
     def judge(self, expected: Expected, runs: Sequence[Any], inputs: Any = None) -> Judgement:
         return _worst([_merge([self._judge_leaf(hi, got, inputs) for hi, got in zip(flatten(expected.hi), flatten(run))])
@@ -383,6 +393,7 @@ class Statistical:
     check: StatisticalCheck
     kind: str = "statistical"
     needs_hi: bool = False
+    reads_inputs = True
 
     def judge(self, expected: Expected, runs: Sequence[Any], inputs: Any = None) -> Judgement:
         failures = self.check(inputs, runs)
@@ -403,6 +414,7 @@ class Property:
     check: PropertyCheck
     kind: str = "property"
     needs_hi: bool = False
+    reads_inputs = True
 
     def judge(self, expected: Expected, runs: Sequence[Any], inputs: Any = None) -> Judgement:
         failures = self.check(inputs, runs)

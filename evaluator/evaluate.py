@@ -17,11 +17,12 @@ from typing import Any, Iterator
 
 import torch
 
-from evaluator import (baseline, calibration, compile_scout, gpu_lock, maintainability, memory_gate, profiler,
-                       roofline, wire)
+from evaluator import (baseline, baseline_server, calibration, compile_scout, gpu_lock, maintainability, memory_gate,
+                       profiler, roofline, wire)
 from evaluator.case_feed import CaseFeed
 from evaluator.case_shares import EarliestFailure, Share, failure_stage, merged, split_by_dtype
 from evaluator.cases import Case, plan, timing_cases
+from evaluator.compile_board import CompileBoard
 from evaluator.contracts import dtype_name, flatten, structure_problem
 from evaluator.environment import device_key, environment
 from evaluator.integrity import ProjectIntegrity
@@ -31,7 +32,7 @@ from evaluator.references import GPU_JUDGING_BYTES, HOST, CaseData, ReferenceSto
 from evaluator.result import CaseResult, EvalResult, KernelInfo, Performance, Stage, TimingStats, Verdict
 from evaluator.sandbox import ChildGone, ForkServer, Limits, Sandbox, scratch_root, secret_values
 from evaluator.static_checks import check_source
-from evaluator.task import Task, on_device, on_pinned_host
+from evaluator.task import Task, on_device
 from evaluator.timing import stats
 
 ENTRY_ALIASES = ("kernel_function",)
@@ -137,6 +138,7 @@ class Evaluator:
         self.server = ForkServer(interpret=not self.on_gpu)
         self.triton_target = compile_scout.gpu_target(self.device)  # what compile scouts compile for
         self.baselines = baseline.BaselineCache(self.cache_dir / "baselines.json")
+        self.baseline_server = baseline_server.BaselineServer(self.server, str(self.device), self.lock_dir)
         self.secrets = secret_values(dict(os.environ))
         self._peaks: calibration.Peaks | None = None
         self._calibrating = threading.Lock()
@@ -155,6 +157,7 @@ class Evaluator:
     def close(self) -> None:
         if self._calibrator.is_alive():
             self._calibrator.join()
+        self.baseline_server.close()
         self.server.close()
         shutil.rmtree(self.work_dir, ignore_errors=True)
 
@@ -252,11 +255,7 @@ class Evaluator:
         blocking = report.verdict in (Verdict.NO_CODE, Verdict.COMPILE_FAIL) or report.entry is None
         if not report.ok and (self.config.static_checks or blocking):
             raise Verdicts(report.verdict, report.reason)
-        job = {"task": task.id, "entry": report.entry, "device": str(self.device), "mutates": list(task.mutates),
-               "allowed_aten": sorted({op for a in task.allowed for op in a.aten}),
-               "lock_dir": str(self.lock_dir) if self.lock_dir else None,
-               "gpu_memory_fraction": self.config.gpu_memory_fraction if self.on_gpu else None,
-               "model_init": str(self.references.model_init_file(task)) if task.model_init else None}
+        job = self._job(task, report.entry)
         result.stage = Stage.IMPORT
         feed = CaseFeed(self.references, task, plan(task, self.on_gpu))
         if self._scouting():
@@ -289,6 +288,14 @@ class Evaluator:
                 first = self.references.get(task, timing_cases(task)[0])
                 result.profile = profiler.profile(source, report.entry, first.inputs_file, str(self.device))
 
+    def _job(self, task: Task, entry: str) -> dict[str, Any]:
+        """What a candidate's process (or its scout) is told about its task."""
+        return {"task": task.id, "entry": entry, "device": str(self.device), "mutates": list(task.mutates),
+                "allowed_aten": sorted({op for a in task.allowed for op in a.aten}),
+                "lock_dir": str(self.lock_dir) if self.lock_dir else None,
+                "gpu_memory_fraction": self.config.gpu_memory_fraction if self.on_gpu else None,
+                "model_init": str(self.references.model_init_file(task)) if task.model_init else None}
+
     # correctness ------------------------------------------------------------------------------
     def _correctness(self, box: Sandbox, job: dict, source: str, task: Task, feed: CaseFeed,
                      result: EvalResult) -> None:
@@ -298,10 +305,9 @@ class Evaluator:
         helpers = [threading.Thread(target=self._run_share_apart, args=(job, source, task, feed, share, earliest),
                                     name=f"{task.id} share {k}", daemon=True) for k, share in enumerate(shares[1:], 1)]
         scouting = threading.Event()
-        if self._scouting():
-            helpers.append(threading.Thread(target=self._scout, args=(job, source, feed, scouting, result),
-                                            name=f"{task.id} compile scout", daemon=True))
-        for helper in helpers:
+        scout = threading.Thread(target=self._scout, args=(job, source, feed, scouting, result),
+                                 name=f"{task.id} compile scout", daemon=True) if self._scouting() else None
+        for helper in helpers + ([scout] if scout else []):
             helper.start()
         try:
             self._run_share(box, task, feed, shares[0], earliest)
@@ -309,9 +315,11 @@ class Evaluator:
             earliest.report(-math.inf)  # the evaluator's own error: the other shares stop
             raise
         finally:
-            scouting.set()
             for helper in helpers:
                 helper.join()
+            scouting.set()  # only once every share is done: the others may be waiting on the scout's kernels
+            if scout is not None:
+                scout.join()
         for share in shares[1:]:
             if share.failure is not None and not isinstance(share.failure, Verdicts):
                 raise share.failure  # the evaluator's own error, not the candidate's
@@ -342,6 +350,8 @@ class Evaluator:
                         return
         except Exception:  # noqa: BLE001 - ChildGone, a failed case build: the candidate's process reports its own
             return
+        finally:
+            CompileBoard(job["compile_board"]).clear()  # nobody waits for the compiles of a scout that is gone
 
     def _run_share_apart(self, job: dict, source: str, task: Task, feed: CaseFeed, share: Share,
                          earliest: EarliestFailure) -> None:
@@ -492,11 +502,15 @@ class Evaluator:
         if not self.on_gpu or (not data.resident and data.expected_bytes < GPU_JUDGING_BYTES):
             return task.contract.judge(data.expected, runs, data.inputs)
         with self._judging:
-            staged = on_pinned_host(runs)  # the host's copy is made before the GPU lock is taken
-            with gpu_lock.shared(self.lock_dir, "judging"):
+            # The outputs are copied in under the lock from where they were read: staging them in
+            # page-locked memory first took seconds per large case, and every judgement ran seconds
+            # longer meanwhile (benchmarks/RESULTS.md, seventh session).
+            with gpu_lock.shared(self.lock_dir, "judging", yielding=True):
                 try:
-                    return task.contract.judge(data.expected_on(self.device), on_device(staged, self.device),
-                                               data.inputs)
+                    # checks that read the inputs (a quantization gate's float64 product, say) run
+                    # where the outputs are
+                    inputs = on_device(data.inputs, self.device) if task.contract.reads_inputs else data.inputs
+                    return task.contract.judge(data.expected_on(self.device), on_device(runs, self.device), inputs)
                 except torch.OutOfMemoryError:
                     pass
                 finally:
@@ -516,9 +530,9 @@ class Evaluator:
                 return None
             return [feed.data[i].inputs_file for i in indices] if built > max(indices) else None
 
-        def start(set_files: list[Path]) -> baseline.PendingBaseline:
-            return baseline.PendingBaseline(self.server, task, set_files, str(self.device), self.lock_dir,
-                                            self.config.timing_policy, self.config.compile_baseline)
+        def start(set_files: list[Path]) -> baseline_server.Measurement:
+            return self.baseline_server.measure(task, set_files, self.config.timing_policy,
+                                                self.config.compile_baseline)
 
         # kept as soon as measured: a candidate failing meanwhile leaves it for the task's next one
         return baseline.EarlyBaseline(inputs_ready, start, keep=lambda measured: self._keep_baseline(task, measured))

@@ -7,6 +7,12 @@ of starving it, and the lock itself. A `None` directory means no GPU: the lock i
 A sandboxed child calls `report_waits` so that the evaluator hears when it blocks on the lock:
 time spent waiting for another candidate's timing is not the child's own time.
 
+A waiting writer waits for every shared holder to let go, and everyone arriving after it waits
+behind it. A long shared hold that reaches a point where its GPU work so far is finished (the
+evaluator judging a large output, at each transfer of its figures to the host) calls
+`yield_to_writers`: if a writer waits, the hold lets go there and queues again behind it, so a
+timing waits for the GPU work in flight rather than for a whole judgement.
+
 With AGENTLOOP_LOCK_LOG set to a file, every process appends one JSON line per hold (mode, when
 asked, got and released), for benchmarks that ask where GPU time went.
 """
@@ -16,6 +22,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
+import threading
 import time
 from pathlib import Path
 from typing import Callable, Iterator
@@ -23,6 +30,7 @@ from typing import Callable, Iterator
 from evaluator import event_log
 
 _wait_listener: Callable[[bool], None] | None = None
+_held = threading.local()  # this thread's shared holds that may yield: [lock_dir, fd, what, asked, got]
 
 
 def report_waits(listener: Callable[[bool], None] | None) -> None:
@@ -64,27 +72,69 @@ def _paths(lock_dir: str | Path) -> tuple[Path, Path]:
     return d / "turnstile.lock", d / "gpu.lock"
 
 
+def _enter(lock_dir: str | Path, fd: int, mode: int) -> None:
+    """Through the turnstile (behind any writer already waiting), then the lock itself."""
+    turnstile, _ = _paths(lock_dir)
+    with _flock(turnstile, fcntl.LOCK_EX):
+        _lock(fd, mode)
+
+
 @contextlib.contextmanager
-def _hold(lock_dir: str | Path | None, mode: int, what: str) -> Iterator[None]:
+def _hold(lock_dir: str | Path | None, mode: int, what: str, yielding: bool = False) -> Iterator[None]:
     if lock_dir is None:
         yield
         return
-    turnstile, lock = _paths(lock_dir)
     asked = time.time()
-    with _flock(turnstile, fcntl.LOCK_EX):
-        fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o666)
-        try:
-            _lock(fd, mode)
-        except BaseException:
-            os.close(fd)
-            raise
-    got = time.time()
+    fd = os.open(_paths(lock_dir)[1], os.O_RDWR | os.O_CREAT, 0o666)
+    try:
+        _enter(lock_dir, fd, mode)
+    except BaseException:
+        os.close(fd)
+        raise
+    hold = [lock_dir, fd, what, asked, time.time()]
+    stack = _yielding_holds()
+    if yielding:
+        stack.append(hold)
     try:
         yield
     finally:
+        if yielding:
+            stack.remove(hold)
         fcntl.flock(fd, fcntl.LOCK_UN)
         os.close(fd)
-        _log_hold(mode, what, asked, got)
+        _log_hold(mode, hold[2], hold[3], hold[4])
+
+
+def _yielding_holds() -> list[list]:
+    if not hasattr(_held, "stack"):
+        _held.stack = []
+    return _held.stack
+
+
+def _writer_waiting(lock_dir: str | Path) -> bool:
+    """Someone is in the turnstile: a writer waiting for the lock (or a reader passing through)."""
+    fd = os.open(_paths(lock_dir)[0], os.O_RDWR | os.O_CREAT, 0o666)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)  # closing the descriptor lets go of a lock taken through it
+    return False
+
+
+def yield_to_writers() -> None:
+    """Called where this thread's GPU work so far is finished: each yielding shared hold of this
+    thread lets a waiting writer go first, then holds the lock again."""
+    for hold in _yielding_holds():
+        lock_dir, fd = hold[0], hold[1]
+        if not _writer_waiting(lock_dir):
+            continue
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        _log_hold(fcntl.LOCK_SH, hold[2], hold[3], hold[4])
+        hold[3] = time.time()
+        _enter(lock_dir, fd, fcntl.LOCK_SH)
+        hold[4] = time.time()
 
 
 def _log_hold(mode: int, what: str, asked: float, got: float) -> None:
@@ -93,9 +143,10 @@ def _log_hold(mode: int, what: str, asked: float, got: float) -> None:
                                             "released": time.time()})
 
 
-def shared(lock_dir: str | Path | None, what: str = ""):
-    """`what` names the work in the lock log."""
-    return _hold(lock_dir, fcntl.LOCK_SH, what)
+def shared(lock_dir: str | Path | None, what: str = "", yielding: bool = False):
+    """`what` names the work in the lock log. A `yielding` hold lets waiting writers go first
+    wherever its thread calls `yield_to_writers`."""
+    return _hold(lock_dir, fcntl.LOCK_SH, what, yielding)
 
 
 def exclusive(lock_dir: str | Path | None, what: str = ""):

@@ -98,11 +98,11 @@ class ExitInfo:
     code: int | None
     signal: int | None
 
-    def describe(self) -> str:
+    def describe(self, process: str = "the candidate's process") -> str:
         if self.signal is not None:
             name = signal.Signals(self.signal).name if self.signal in signal.Signals._value2member_map_ else str(self.signal)
-            return f"the candidate's process was killed by {name}"
-        return f"the candidate's process exited with status {self.code} before finishing"
+            return f"{process} was killed by {name}"
+        return f"{process} exited with status {self.code} before finishing"
 
 
 class ForkServer:
@@ -183,12 +183,15 @@ class ForkServer:
             return self._exits.get(pid)
 
     def close(self) -> None:
+        """Stops the server at once: it holds nothing to save, and its children die with it. (Left
+        to exit on its own, tearing down its interpreter with torch loaded took about a second.)"""
         if self._proc is not None:
+            self._proc.kill()
+            self._proc.wait()
             try:
                 self._proc.stdin.close()
-                self._proc.wait(timeout=5)
-            except (OSError, subprocess.TimeoutExpired):
-                self._proc.kill()
+            except OSError:
+                pass
             self._proc = None
 
 
@@ -265,6 +268,9 @@ class Sandbox:
         self.idle_since: float | None = None
         self.closed = False
 
+    def _who(self) -> str:
+        return "the baseline's process" if self.kind == "baseline" else "the candidate's process"
+
     def _lock_event(self, event: str) -> None:
         now = time.monotonic()
         if event == "lock_wait" and self.waiting_since is None:
@@ -292,7 +298,7 @@ class Sandbox:
         info = self.server.exit_info(self.pid)
         if info is not None and not self._drained_line():
             tail = self.output_tail()
-            raise ChildGone("RUNTIME_FAIL", with_last_line(info.describe(), tail), tail)
+            raise ChildGone("RUNTIME_FAIL", with_last_line(info.describe(self._who()), tail), tail)
         now = time.monotonic()
         if self.waiting_since is not None:
             if self.waited + now - self.waiting_since > self.limits.lock_wait_seconds:
@@ -391,7 +397,7 @@ class Sandbox:
                 chunk = self.conn.recv(1 << 16)
                 if not chunk:
                     info = self.server.wait_exit(self.pid, timeout=5)
-                    reason = info.describe() if info else "the candidate's process closed its channel"
+                    reason = info.describe(self._who()) if info else f"{self._who()} closed its channel"
                     raise ChildGone("RUNTIME_FAIL", reason, self.output_tail())
                 self.buffer += chunk
         line, self.buffer = self.buffer.split(b"\n", 1)

@@ -144,3 +144,31 @@ def test_the_scout_compiles_every_specialization_once_for_the_gpu_without_touchi
     assert report == {"compiled": 7, "failed": 0, "markers": 0, "cuda": False}, report
     cubins = list(cache.rglob("*.cubin"))
     assert len(cubins) == 7 and all(c.stat().st_size > 0 for c in cubins)
+
+
+def test_clearing_the_board_settles_every_marker(tmp_path):
+    board = CompileBoard(tmp_path)
+    for name in ("a", "b"):
+        board.claim(name)
+    board.clear()
+    assert board.wait("a", timeout=30) < 1 and board.wait("b", timeout=30) < 1
+
+
+def test_a_scout_that_dies_leaves_no_marker_to_wait_for(scouted, suite, tmp_path):
+    """The candidate's other processes may still wait on kernels the scout claimed; a scout gone
+    (crashed, or killed once the candidate's cases are done) must not keep them waiting."""
+    import types
+
+    from evaluator.case_feed import CaseFeed
+    from evaluator.cases import plan
+
+    task = suite["Activation/gelu"]
+    job = scouted._job(task, "gelu") | {"compile_board": str(tmp_path), "triton_target": scouted.triton_target}
+    CompileBoard(tmp_path).claim("claimed before the scout died")
+    feed = CaseFeed(scouted.references, task, plan(task, False))
+    try:
+        scouted._scout(job, gelu_candidate(CANDIDATES["crashes"]), feed, threading.Event(),
+                       types.SimpleNamespace(phases={}))
+    finally:
+        feed.close()
+    assert list(tmp_path.iterdir()) == []

@@ -1,35 +1,32 @@
 """The early baseline starts once the timing inputs are built, keeps what it measured even if
-nobody asks for it, and starts nothing once cancelled. (The measurement itself needs a GPU:
-test_gpu.py's reference solutions are timed against it.)"""
+nobody asks for it, and starts nothing once cancelled; the baseline server fails requests it
+cannot serve instead of leaving anyone waiting. (The measurement itself needs a GPU: test_gpu.py
+times baselines in batches and the reference solutions against them.)"""
 
-import threading
 import time
 from pathlib import Path
 
 import pytest
 
 from evaluator.baseline import EarlyBaseline
+from evaluator.baseline_server import BaselineServer
 from evaluator.result import TimingStats
-from evaluator.sandbox import ChildGone
+from evaluator.sandbox import ChildGone, ForkServer
 
 STATS = TimingStats(median_ms=1.0, p20_ms=0.9, p80_ms=1.1, cv=0.01, reps=10)
 
 
-class Measurement:
-    """Stands in for a baseline child: answers after `seconds`, or fails."""
+class Answer:
+    """Stands in for the baseline server's measurement: answers after `seconds`, or fails."""
 
     def __init__(self, seconds: float = 0.0, fails: bool = False):
-        self.seconds, self.fails, self.cancelled = seconds, fails, threading.Event()
+        self.seconds, self.fails = seconds, fails
 
     def result(self):
-        if self.cancelled.wait(self.seconds):
-            raise OSError("closed")
+        time.sleep(self.seconds)
         if self.fails:
             raise ChildGone("RUNTIME_FAIL", "baseline measurement failed: out of memory")
         return {"eager": STATS}
-
-    def cancel(self):
-        self.cancelled.set()
 
 
 def inputs_after(polls: int):
@@ -43,11 +40,11 @@ def inputs_after(polls: int):
 
 def test_it_starts_once_the_inputs_are_built_and_keeps_the_measurement():
     started, kept = [], []
-    measurement = Measurement()
+    answer = Answer()
 
     def start(files):
         started.append(files)
-        return measurement
+        return answer
 
     early = EarlyBaseline(inputs_after(3), start, kept.append)
     assert early.result() == {"eager": STATS}
@@ -56,7 +53,7 @@ def test_it_starts_once_the_inputs_are_built_and_keeps_the_measurement():
 
 def test_a_failed_measurement_is_the_baselines_failure():
     kept = []
-    early = EarlyBaseline(inputs_after(0), lambda files: Measurement(fails=True), kept.append)
+    early = EarlyBaseline(inputs_after(0), lambda files: Answer(fails=True), kept.append)
     with pytest.raises(ChildGone, match="out of memory"):
         early.result()
     assert kept == []
@@ -72,12 +69,36 @@ def test_cancelled_before_its_inputs_it_starts_nothing():
     assert started == []
 
 
-def test_cancelling_stops_a_measurement_under_way():
-    measurement = Measurement(seconds=60)
-    early = EarlyBaseline(inputs_after(0), lambda files: measurement, lambda m: None)
+def test_a_measurement_under_way_when_cancelled_still_finishes_and_is_kept():
+    kept = []
+    early = EarlyBaseline(inputs_after(0), lambda files: Answer(seconds=0.5), kept.append)
     time.sleep(0.2)
-    began = time.monotonic()
     early.cancel()
-    with pytest.raises(ChildGone):
-        early.result()
-    assert measurement.cancelled.is_set() and time.monotonic() - began < 10
+    assert early.result() == {"eager": STATS} and kept == [{"eager": STATS}]
+
+
+def test_a_baseline_process_that_cannot_start_fails_every_measurement_with_its_reason(suite):
+    """No CUDA device 99 anywhere: the child dies at start; each request fails with the child's
+    last words instead of waiting forever, and a later request tries a fresh child."""
+    server = ForkServer(interpret=True)
+    baselines = BaselineServer(server, "cuda:99", None)
+    task = suite["Activation/gelu"]
+    try:
+        first = [baselines.measure(task, [], {}, False) for _ in range(2)]
+        for measurement in first:
+            with pytest.raises(ChildGone, match="baseline measurement failed.*(CUDA|cuda|device)"):
+                measurement.result()
+        with pytest.raises(ChildGone, match="baseline measurement failed"):
+            baselines.measure(task, [], {}, False).result()
+    finally:
+        baselines.close()
+        server.close()
+
+
+def test_once_closed_it_fails_requests_at_once(suite):
+    server = ForkServer(interpret=True)
+    baselines = BaselineServer(server, "cuda:99", None)
+    baselines.close()
+    with pytest.raises(ChildGone, match="closing"):
+        baselines.measure(suite["Activation/gelu"], [], {}, False).result()
+    server.close()

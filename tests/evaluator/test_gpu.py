@@ -3,12 +3,13 @@
 Run on an H100/H200 with `pytest -m gpu`; skipped without a GPU.
 """
 
+import json
 import textwrap
 
 import pytest
 import torch
 
-from evaluator.cases import plan
+from evaluator.cases import plan, timing_cases
 from evaluator.evaluate import Evaluator, EvaluatorConfig
 from evaluator.loader import FOUNDATION_TASKS, find_task
 from evaluator.roofline import IMPOSSIBLE_FACTOR
@@ -332,3 +333,20 @@ def test_the_compile_scout_compiles_without_launching_and_the_candidate_loads_it
     ran = run("run")
     assert ran["values"] == [1.0], "the real run launches the scouted kernels"
     assert sorted(p.name for p in cache.rglob("*.cubin")) == cubins, "nothing compiled again"
+
+
+def test_baselines_asked_for_together_share_one_process_and_one_exclusive_hold(tmp_path, suite, monkeypatch):
+    """Three tasks' eager baselines asked for while the baseline process starts: one CUDA context
+    and one exclusive hold of the GPU for all three."""
+    log = tmp_path / "locks.jsonl"
+    monkeypatch.setenv("AGENTLOOP_LOCK_LOG", str(log))  # before the fork server starts: its children inherit it
+    tasks = [suite[i] for i in ("Activation/gelu", "Reduce/sum", "Math/softmax")]
+    with Evaluator(EvaluatorConfig(device="cuda", cache_dir=tmp_path / "cache")) as evaluator:
+        files = {t.id: [evaluator.references.get(t, case).inputs_file for case in timing_cases(t)] for t in tasks}
+        measurements = [evaluator.baseline_server.measure(t, files[t.id], {}, False) for t in tasks]
+        results = [m.result() for m in measurements]
+    assert all(r["eager"].median_ms > 0 and r["eager"].reps >= 5 for r in results)
+    holds = [json.loads(line) for line in log.read_text().splitlines()]
+    timed = [h for h in holds if h["what"] == "baseline timing"]
+    assert len(timed) == 1 and timed[0]["mode"] == "exclusive"
+    assert len({h["pid"] for h in holds if h["what"].startswith("baseline")}) == 1

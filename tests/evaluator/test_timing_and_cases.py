@@ -279,3 +279,44 @@ def test_every_kernel_of_a_call_compiles_with_the_gpu_lock_let_go(tmp_path):
     assert seen == ["free", "free"]
     assert recorder._held is not None, "the launch itself runs under the lock"
     recorder.release()
+
+
+def _hold_exclusive_when_asked(lock_dir, asked, got):
+    asked.wait(10)
+    with gpu_lock.exclusive(lock_dir):
+        got.set()
+
+
+def test_a_yielding_shared_hold_lets_a_waiting_writer_go_first(tmp_path):
+    """A writer asking while a long shared hold runs gets the lock at the holder's next yield point,
+    not when the hold ends; the holder then holds the lock again."""
+    import threading
+
+    asked, got = multiprocessing.Event(), multiprocessing.Event()
+    writer = multiprocessing.Process(target=_hold_exclusive_when_asked, args=(tmp_path, asked, got))
+    writer.start()
+    with gpu_lock.shared(tmp_path, "judging", yielding=True):
+        asked.set()
+        time.sleep(0.5)  # the writer is in the turnstile now, waiting for this hold
+        assert not got.is_set()
+        gpu_lock.yield_to_writers()
+        assert got.wait(5), "the writer got the lock while this hold yielded"
+        blocked = threading.Event()
+
+        def try_exclusive():  # this hold is back: another writer must wait for it
+            with gpu_lock.exclusive(tmp_path):
+                blocked.set()
+        other = threading.Thread(target=try_exclusive, daemon=True)
+        other.start()
+        assert not blocked.wait(0.5)
+    assert blocked.wait(5)
+    writer.join()
+
+
+def test_without_a_waiting_writer_a_yield_keeps_the_hold(tmp_path, monkeypatch):
+    log = tmp_path / "locks.jsonl"
+    monkeypatch.setenv("AGENTLOOP_LOCK_LOG", str(log))
+    with gpu_lock.shared(tmp_path / "lock", "judging", yielding=True):
+        gpu_lock.yield_to_writers()
+    gpu_lock.yield_to_writers()  # no hold: nothing to do
+    assert len(log.read_text().splitlines()) == 1
