@@ -102,3 +102,25 @@ def test_once_closed_it_fails_requests_at_once(suite):
     with pytest.raises(ChildGone, match="closing"):
         baselines.measure(suite["Activation/gelu"], [], {}, False).result()
     server.close()
+
+
+def test_a_batch_takes_what_is_queued_up_to_its_budget_of_input_bytes(suite, tmp_path):
+    """Requests queued while the baseline process is busy go in one batch, until their timing
+    inputs reach the batch's budget; the rest wait for the next batch."""
+    files = []
+    for k in range(3):
+        files.append(tmp_path / f"set{k}.pt")
+        files[-1].write_bytes(b"x" * 600)
+    server = ForkServer(interpret=True)
+    baselines = BaselineServer(server, "cuda:99", None, batch_bytes=1000)
+    baselines._closed.set()  # no child is started: only the batching is looked at
+    try:
+        task = suite["Activation/gelu"]
+        for path in files:
+            baselines.measure(task, [path], {}, False)
+        first, second = baselines._next_batch(), baselines._next_batch()
+        assert [m.request["sets"] for m in first] == [[str(files[0])], [str(files[1])]]
+        assert [m.request["sets"] for m in second] == [[str(files[2])]]
+        assert baselines._next_batch() == []
+    finally:
+        server.close()
