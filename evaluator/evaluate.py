@@ -501,21 +501,20 @@ class Evaluator:
         device, or on the host when candidates have taken the GPU's memory."""
         if not self.on_gpu or (not data.resident and data.expected_bytes < GPU_JUDGING_BYTES):
             return task.contract.judge(data.expected, runs, data.inputs)
-        with self._judging:
-            # The outputs are copied in under the lock from where they were read: staging them in
-            # page-locked memory first took seconds per large case, and every judgement ran seconds
-            # longer meanwhile (benchmarks/RESULTS.md, seventh session).
-            with gpu_lock.shared(self.lock_dir, "judging", yielding=True):
-                try:
-                    # checks that read the inputs (a quantization gate's float64 product, say) run
-                    # where the outputs are
-                    inputs = on_device(data.inputs, self.device) if task.contract.reads_inputs else data.inputs
-                    return task.contract.judge(data.expected_on(self.device), on_device(runs, self.device), inputs)
-                except torch.OutOfMemoryError:
-                    pass
-                finally:
-                    memory_gate.trim_cached(self.device)  # the GPU's memory is mostly the candidates'
-                expected = data.expected_on(HOST)
+        # The outputs are copied in under the lock from where they were read: staging them in
+        # page-locked memory first took seconds per large case, and every judgement ran seconds
+        # longer meanwhile (benchmarks/RESULTS.md, seventh session).
+        with self._judging, gpu_lock.shared(self.lock_dir, "judging", yielding=True):
+            try:
+                # checks that read the inputs (a quantization gate's float64 product, say) run where
+                # the outputs are
+                inputs = on_device(data.inputs, self.device) if task.contract.reads_inputs else data.inputs
+                return task.contract.judge(data.expected_on(self.device), on_device(runs, self.device), inputs)
+            except torch.OutOfMemoryError:
+                pass
+            finally:
+                memory_gate.trim_cached(self.device)  # the GPU's memory is mostly the candidates'
+            expected = data.expected_on(HOST)
         return task.contract.judge(expected, runs, data.inputs)
 
     # timing -----------------------------------------------------------------------------------
@@ -538,16 +537,13 @@ class Evaluator:
         return baseline.EarlyBaseline(inputs_ready, start, keep=lambda measured: self._keep_baseline(task, measured))
 
     def _time(self, box: Sandbox, task: Task, result: EvalResult,
-              reference: tuple[TimingStats, TimingStats | None] | baseline.EarlyBaseline) -> None:
-        """`reference`: the cached baseline (eager, compiled), or the one being measured."""
+              reference: dict[str, TimingStats] | baseline.EarlyBaseline) -> None:
+        """`reference`: the cached baseline ({"eager": ..., "compiled": ...}), or the one being measured."""
         sets = [self.references.get(task, case) for case in timing_cases(task)]
         candidate, method = self._time_candidate(box, task, sets)
         try:
-            if isinstance(reference, tuple):
-                eager, compiled = reference
-            else:
-                measured = reference.result()
-                eager, compiled = measured.get("eager"), measured.get("compiled")
+            measured = reference if isinstance(reference, dict) else reference.result()
+            eager, compiled = measured.get("eager"), measured.get("compiled")
             baseline_error = None
         except ChildGone as gone:  # the reference's failure is not the candidate's
             eager = compiled = None
@@ -615,9 +611,9 @@ class Evaluator:
         return {label: baseline.cache_key(task, dtype_name(task.primary_dtype), seeds, key, label == "compiled")
                 for label in labels}
 
-    def _cached_baseline(self, task: Task) -> tuple[TimingStats, TimingStats | None] | None:
+    def _cached_baseline(self, task: Task) -> dict[str, TimingStats] | None:
         found = {label: self.baselines.get(key) for label, key in self._baseline_keys(task).items()}
-        return (found["eager"], found.get("compiled")) if all(found.values()) else None
+        return found if all(found.values()) else None
 
     def _keep_baseline(self, task: Task, measured: dict[str, TimingStats]) -> None:
         for label, key in self._baseline_keys(task).items():
