@@ -285,6 +285,34 @@ def lock_report(path: Path, wall: float, processes: ProcessLog, started: float |
             f"|---|---|---|---|---|---|---|---|\n" + "\n".join(rows) + timeline)
 
 
+def case_report(path: Path, started: float) -> str:
+    """Per task, when each step of its cases' way last happened (seconds from the start), from the
+    evaluator's case log; and how long its judgements waited for a turn and took."""
+    events = [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+    by_task: dict[str, list[dict]] = collections.defaultdict(list)
+    for e in events:
+        by_task[e["task"]].append(e)
+
+    def last(es: list[dict], name: str, **match) -> str:
+        ts = [e["t"] for e in es if e["event"] == name and all(e.get(k) == v for k, v in match.items())]
+        return f"{max(ts) - started:.1f}" if ts else "-"
+
+    rows = []
+    for task, es in sorted(by_task.items(), key=lambda kv: max(e["t"] for e in kv[1])):
+        asked = [e["t"] for e in es if e["event"] == "judge_asked"]
+        got = [e["t"] for e in es if e["event"] == "judge_got"]
+        second = {e["case"]: e["t"] for e in es if e["event"] == "run_in" and e.get("run") == 1}
+        judging = sum(e["t"] - second[e["case"]] for e in es if e["event"] == "judged" and e["case"] in second)
+        first_run = min((e["t"] for e in es if e["event"] == "run_in"), default=math.nan) - started
+        rows.append(f"| {task} | {last(es, 'imported')} | {first_run:.1f} | {last(es, 'built')} | "
+                    f"{last(es, 'sent', to='candidate')} | {last(es, 'run_in')} | {last(es, 'judged')} | "
+                    f"{last(es, 'timing_asked')} | {last(es, 'timed')} | {last(es, 'timed_checked')} | "
+                    f"{last(es, 'baseline_in')} | {sum(g - a for a, g in zip(asked, got)):.2f} | {judging:.2f} |")
+    return ("| task | imported | first run in | last case built | last sent | last run in | last judged | timing asked "
+            "| timed | timed results checked | baseline in | judging waited s | second run in to judged s |\n"
+            "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n" + "\n".join(rows))
+
+
 def score(suite: dict, workers: int, cache: Path, options: dict | None = None) -> tuple[list, dict[str, float]]:
     """One evaluator (EvaluatorConfig `options` beside the cache), `workers` evaluations at once: the
     results, and when each task finished (seconds since the epoch)."""
@@ -356,12 +384,13 @@ def main() -> None:
     root.mkdir(parents=True, exist_ok=True)
     os.environ["TRITON_CACHE_DIR"] = str(root / "triton")
     cache = root / "agentloop"
-    lock_log, process_log = root / "locks.jsonl", root / "processes.jsonl"
-    lock_log.unlink(missing_ok=True)
-    process_log.unlink(missing_ok=True)
+    lock_log, process_log, case_log = root / "locks.jsonl", root / "processes.jsonl", root / "cases.jsonl"
+    for log in (lock_log, process_log, case_log):
+        log.unlink(missing_ok=True)
     if args.where:
         os.environ["AGENTLOOP_LOCK_LOG"] = str(lock_log)
         os.environ["AGENTLOOP_PROCESS_LOG"] = str(process_log)
+        os.environ["AGENTLOOP_CASE_LOG"] = str(case_log)
 
     from evaluator.loader import FOUNDATION_TASKS, load_suite
 
@@ -410,8 +439,8 @@ def main() -> None:
     if args.where:
         processes.refresh()
         threads = sampler.report() if args.processes == 1 else "(evaluator threads not sampled: several processes)"
-        print("\n" + lock_report(lock_log, wall, processes, started) + "\n\n" + threads + "\n\n"
-              + memory.report(processes) + "\n\n" + cpu.report())
+        print("\n" + lock_report(lock_log, wall, processes, started) + "\n\n" + case_report(case_log, started)
+              + "\n\n" + threads + "\n\n" + memory.report(processes) + "\n\n" + cpu.report())
 
 
 if __name__ == "__main__":

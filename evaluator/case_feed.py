@@ -6,6 +6,7 @@ from __future__ import annotations
 import threading
 import time
 
+from evaluator import event_log
 from evaluator.cases import Case
 from evaluator.references import CaseData, ReferenceStore
 from evaluator.task import Task
@@ -28,6 +29,7 @@ class CaseFeed:
                 if self._stop.is_set():
                     return
                 self.data.append(self.store.get(self.task, case))  # the evaluation polls `ready()`
+                event_log.case_event(self.task.id, "built", len(self.data) - 1, size=case.size)
                 self.seconds = time.perf_counter() - began
         except BaseException as exc:  # noqa: BLE001 - handed to the evaluation that waits on it
             self.error = exc

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import threading
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -35,6 +36,8 @@ class Share:
     members: list[int]                                   # plan indices, in plan order
     judged: dict[int, CaseResult] = field(default_factory=dict)
     runs: dict[int, list[Any]] = field(default_factory=dict)  # outputs of cases with one run in
+    pending: dict[int, Future] = field(default_factory=dict)  # judgements under way beside the share's loop
+    passed_outputs: dict[int, Any] = field(default_factory=dict)  # kept copies of timing cases' first runs
     failure: BaseException | None = None                # the verdict (Verdicts) this share reached
     failed_at: int = -1                                  # plan index of the failing case; -1 before any
     kernels: list[dict[str, Any]] = field(default_factory=list)

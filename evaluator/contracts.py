@@ -69,6 +69,28 @@ def describe(tree: Any) -> str:
     return type(tree).__name__
 
 
+_SAME_WIDTH = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}
+
+
+def same_bits(a: torch.Tensor, b: torch.Tensor) -> bool:
+    """Equal shape, dtype and bits (NaNs included, +0.0 and -0.0 told apart)."""
+    if a.shape != b.shape or a.dtype != b.dtype or a.device != b.device:
+        return False
+    if a.is_complex():
+        return same_bits(torch.view_as_real(a.resolve_conj()), torch.view_as_real(b.resolve_conj()))
+    view = torch.uint8 if a.dtype == torch.bool else _SAME_WIDTH[a.element_size()]
+    return torch.equal(a.view(view), b.view(view))
+
+
+def identical(a: Any, b: Any) -> bool:
+    """The same tree of tensors and scalars, bit for bit."""
+    if isinstance(a, torch.Tensor) or isinstance(b, torch.Tensor):
+        return type(a) is type(b) and same_bits(a, b)
+    if isinstance(a, (tuple, list)):
+        return type(a) is type(b) and len(a) == len(b) and all(identical(x, y) for x, y in zip(a, b))
+    return type(a) is type(b) and a == b
+
+
 def structure_problem(expected: Any, got: Any) -> str | None:
     """Why `got` cannot be compared with `expected` (shape, dtype, arity), or None."""
     if isinstance(expected, torch.Tensor):
@@ -197,6 +219,7 @@ class Tolerance:
     abs_floor: float = 0.0
     needs_hi: bool = True
     reads_inputs = False  # judged against the expected outputs alone
+    judges_runs_apart = True  # each run on its own (and two runs' agreement): bit-identical runs judge alike
 
     def eps_for(self, dtype: torch.dtype) -> float:
         name = dtype_name(dtype)
@@ -312,6 +335,7 @@ class Exact:
     kind: str = "exact"
     needs_hi: bool = False
     reads_inputs = False
+    judges_runs_apart = True
 
     def judge(self, expected: Expected, runs: Sequence[Any], inputs: Any = None) -> Judgement:
         return _worst([_merge([_exact_leaf(lo, got) for lo, got in zip(flatten(expected.lo), flatten(run))])
@@ -350,6 +374,7 @@ class Approximate:
     min_sqnr_db: float = 20.0
     gate: QuantGate | None = None
     needs_hi: bool = True
+    judges_runs_apart = True
 
     @property
     def reads_inputs(self) -> bool:
@@ -394,6 +419,7 @@ class Statistical:
     kind: str = "statistical"
     needs_hi: bool = False
     reads_inputs = True
+    judges_runs_apart = False  # identical draws are themselves a failure
 
     def judge(self, expected: Expected, runs: Sequence[Any], inputs: Any = None) -> Judgement:
         failures = self.check(inputs, runs)
@@ -415,6 +441,7 @@ class Property:
     kind: str = "property"
     needs_hi: bool = False
     reads_inputs = True
+    judges_runs_apart = False  # the task's check sees every run
 
     def judge(self, expected: Expected, runs: Sequence[Any], inputs: Any = None) -> Judgement:
         failures = self.check(inputs, runs)

@@ -11,21 +11,23 @@ import shutil
 import tempfile
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
 
 import torch
 
-from evaluator import (baseline, baseline_server, calibration, compile_scout, gpu_lock, maintainability, memory_gate,
-                       profiler, roofline, wire)
+from evaluator import (baseline, baseline_server, calibration, compile_scout, event_log, gpu_lock, maintainability,
+                       memory_gate, profiler, roofline, wire)
 from evaluator.case_feed import CaseFeed
 from evaluator.case_shares import EarliestFailure, Share, failure_stage, merged, split_by_dtype
 from evaluator.cases import Case, plan, timing_cases
 from evaluator.compile_board import CompileBoard
-from evaluator.contracts import dtype_name, flatten, structure_problem
+from evaluator.contracts import dtype_name, flatten, identical, structure_problem
 from evaluator.environment import device_key, environment
 from evaluator.integrity import ProjectIntegrity
+from evaluator.kept_outputs import KeptOutputs
 from evaluator.interop import strip_kernelbenchx_harness
 from evaluator.loader import TaskLoadError, tasks_root
 from evaluator.references import GPU_JUDGING_BYTES, HOST, CaseData, ReferenceStore
@@ -40,6 +42,8 @@ MAX_REASON_CHARS = 2000
 MAX_SOURCE_CHARS = 1 << 20
 FEED_POLL_SECONDS = 0.02  # how often, while cases are still being built, the evaluator sends new ones
 SHARE_POLL_SECONDS = 0.1  # how often, once all are sent, a share looks whether another share failed earlier
+# Host bytes that copies of timing cases' outputs (what timed calls are held to) may take at once.
+KEPT_OUTPUT_BYTES = 8 << 30
 
 
 def default_cache_dir() -> Path:
@@ -151,6 +155,8 @@ class Evaluator:
         # Judging a large case on the GPU takes a few of its temporaries at once; four at a time keep
         # the evaluator's own GPU memory small while candidates hold theirs.
         self._judging = threading.Semaphore(4) if self.on_gpu else contextlib.nullcontext()
+        self._judges = ThreadPoolExecutor(thread_name_prefix="judge")  # large cases, beside their shares' loops
+        self.kept_outputs = KeptOutputs(KEPT_OUTPUT_BYTES)
         self.integrity = ProjectIntegrity(self.config.watched or default_watched()) if self.config.watch_project else None
         self.tampered: list[str] = []
 
@@ -158,6 +164,7 @@ class Evaluator:
         if self._calibrator.is_alive():
             self._calibrator.join()
         self.baseline_server.close()
+        self._judges.shutdown(wait=True, cancel_futures=True)
         self.server.close()
         shutil.rmtree(self.work_dir, ignore_errors=True)
 
@@ -269,11 +276,12 @@ class Evaluator:
                 box = Sandbox(self.server, "candidate", job, {"candidate.py": source}, self.limits)
             with box:
                 with self._phase(result, "correctness"):
-                    self._correctness(box, job, source, task, feed, result)
+                    passed = self._correctness(box, job, source, task, feed, result)
                 if timed:
                     result.stage = Stage.TIMING
+                    earlier = [passed.get(feed.cases.index(case)) for case in timing_cases(task)]
                     with self._phase(result, "timing"):
-                        self._time(box, task, result, cached or early)
+                        self._time(box, task, result, cached or early, earlier)
         except ChildGone as gone:
             raise Verdicts(Verdict(gone.verdict), gone.reason, gone.output_tail or None) from None
         finally:
@@ -298,8 +306,9 @@ class Evaluator:
 
     # correctness ------------------------------------------------------------------------------
     def _correctness(self, box: Sandbox, job: dict, source: str, task: Task, feed: CaseFeed,
-                     result: EvalResult) -> None:
-        """The first share of the cases in `box` (kept for timing), the others in processes of their own."""
+                     result: EvalResult) -> dict[int, Any]:
+        """The first share of the cases in `box` (kept for timing), the others in processes of their own.
+        Returns the kept copies of timing cases' outputs as they passed, by plan index."""
         shares = [Share(members) for members in split_by_dtype(feed.cases, self.candidate_processes())]
         earliest = EarliestFailure()
         helpers = [threading.Thread(target=self._run_share_apart, args=(job, source, task, feed, share, earliest),
@@ -334,6 +343,7 @@ class Evaluator:
         if failed is not None:
             result.stage = failure_stage(failed.failed_at)
             raise failed.failure
+        return {index: out for share in shares for index, out in share.passed_outputs.items()}
 
     def _scout(self, job: dict, source: str, feed: CaseFeed, finished: threading.Event, result: EvalResult) -> None:
         """Sends the compile scout every case as it is built, until the scout is done or the
@@ -372,11 +382,13 @@ class Evaluator:
                 sent = _send_ready_cases(box, feed, share.members, sent)
                 box.idle(imported and calls == 2 * sent and sent < len(share.members))
                 message = box.recv(timeout=FEED_POLL_SECONDS if sent < len(share.members) else SHARE_POLL_SECONDS)
+                _harvest(share, task, wait=False)
                 if message is None:
                     continue
                 event = message.get("event")
                 if event == "imported":
                     imported = True
+                    event_log.case_event(task.id, "imported")
                     share.import_seconds = time.perf_counter() - began
                 elif event == "failed":
                     raise self._child_failed(message, feed.cases, share.members[:sent])
@@ -384,6 +396,8 @@ class Evaluator:
                     calls += 1
                     self._take_call(box, task, feed, share, message, sent)
                 elif event == "cases_done":
+                    event_log.case_event(task.id, "cases_done")
+                    _harvest(share, task, wait=True)
                     if len(share.judged) < len(share.members):  # the candidate's code shares the worker's socket
                         raise Verdicts(Verdict.CONTRACT_FAIL, f"the candidate's process reported the cases done "
                                        f"before running them all ({len(share.judged)} of {len(share.members)} judged)")
@@ -395,10 +409,13 @@ class Evaluator:
                     raise Verdicts(Verdict.CONTRACT_FAIL, "the candidate's process sent an unexpected message")
             box.kill()  # an earlier case failed in another process: nothing left here can change the verdict
         except ChildGone as gone:
-            self._fail_share(share, earliest, Verdicts(Verdict(gone.verdict), gone.reason, gone.output_tail or None),
-                             imported)
+            verdict = Verdicts(Verdict(gone.verdict), gone.reason, gone.output_tail or None)
+            self._fail_share(share, earliest, _earliest(share, task, verdict), imported)
         except Verdicts as verdict:
-            self._fail_share(share, earliest, verdict, imported)
+            self._fail_share(share, earliest, _earliest(share, task, verdict), imported)
+        finally:
+            for future in share.pending.values():
+                future.cancel()  # judgements not yet begun of cases after the verdict's
 
     @staticmethod
     def _fail_share(share: Share, earliest: EarliestFailure, verdict: Verdicts, imported: bool) -> None:
@@ -420,13 +437,16 @@ class Evaluator:
         case, data = feed.cases[index], feed.data[index]
         try:
             share.call_seconds += _seconds(message.get("seconds"))
+            event_log.case_event(task.id, "run_in", index, run=run)
             self._check_call_report(message, case)
             runs = share.runs.setdefault(index, [])
             runs.append(self._load_call(box.scratch / f"case{index}_run{run}.pt", data, task, case))
             if len(runs) == 2:
-                share.judged[index], failure = self._judge_case(task, case, data, share.runs.pop(index))
-                if failure is not None:
-                    raise failure
+                runs = share.runs.pop(index)
+                if self._judged_apart(case, data):
+                    share.pending[index] = self._judges.submit(self._judge_runs, task, case, data, runs)
+                else:
+                    _record(share, task, index, self._judge_runs(task, case, data, runs))
         except Verdicts as verdict:
             verdict.case = index
             raise
@@ -476,10 +496,23 @@ class Evaluator:
             raise Verdicts(Verdict.CONTRACT_FAIL, "the candidate's process wrote a malformed result")
         return payload["out"]
 
+    def _judge_runs(self, task: Task, case: Case, data: CaseData,
+                    runs: list[Any]) -> tuple[CaseResult, Verdicts | None, Any]:
+        """`_judge_case`, and for a timing case, a copy of the first run as it passed (or None): the
+        timed calls' results, bit for bit the same, need no second judgement."""
+        kept = None
+        if self.on_gpu and self.config.timing and case in timing_cases(task) and task.contract.judges_runs_apart:
+            kept = self.kept_outputs.copy(runs[0])
+            runs = runs if kept is None else [kept, runs[1]]  # what is judged is what is kept
+        case_result, failure = self._judge_case(task, case, data, runs)
+        return case_result, failure, None if failure else kept
+
     def _judge_case(self, task: Task, case: Case, data: CaseData,
                     runs: list[Any]) -> tuple[CaseResult, Verdicts | None]:
         """The case's result, and the verdict it ends the evaluation with if it failed."""
         problem = structure_problem(data.expected.lo, runs[0])
+        if not problem and task.contract.judges_runs_apart and identical(runs[0], runs[1]):
+            runs = runs[:1]  # the second run, bit for bit the first, is judged alike (compared on the host)
         judgement = None if problem else self._judge(task, data, runs)
         case_result = CaseResult(size=case.size, dtype=dtype_name(case.dtype), mode=case.mode, seed=case.seed,
                                  passed=judgement.passed if judgement else False,
@@ -496,15 +529,26 @@ class Evaluator:
             verdict = Verdict.OUTLIER_FAIL if case.mode == "outlier" else Verdict.INCORRECT
         return case_result, Verdicts(verdict, f"on {describe_case(case)}: {case_result.reason}")
 
+    def _judged_apart(self, case: Case, data: CaseData) -> bool:
+        """Judged beside the share's loop: on the GPU, a large case's judgement waits for a turn and
+        for timings; meanwhile the share's later cases (Optimizer/AdamW's 24 small ones after its first,
+        for 6 s on an H100) are taken and judged."""
+        return self._judged_on_gpu(data)
+
+    def _judged_on_gpu(self, data: CaseData) -> bool:
+        return self.on_gpu and (data.resident or data.expected_bytes >= GPU_JUDGING_BYTES)
+
     def _judge(self, task: Task, data: CaseData, runs: list[Any]):
         """Small cases on the host, where their outputs already are; large ones on the evaluator's
         device, or on the host when candidates have taken the GPU's memory."""
-        if not self.on_gpu or (not data.resident and data.expected_bytes < GPU_JUDGING_BYTES):
+        if not self._judged_on_gpu(data):
             return task.contract.judge(data.expected, runs, data.inputs)
         # The outputs are copied in under the lock from where they were read: staging them in
         # page-locked memory first took seconds per large case, and every judgement ran seconds
         # longer meanwhile (benchmarks/RESULTS.md, seventh session).
+        event_log.case_event(task.id, "judge_asked")
         with self._judging, gpu_lock.shared(self.lock_dir, "judging", yielding=True):
+            event_log.case_event(task.id, "judge_got")
             try:
                 # checks that read the inputs (a quantization gate's float64 product, say) run where
                 # the outputs are
@@ -537,12 +581,16 @@ class Evaluator:
         return baseline.EarlyBaseline(inputs_ready, start, keep=lambda measured: self._keep_baseline(task, measured))
 
     def _time(self, box: Sandbox, task: Task, result: EvalResult,
-              reference: dict[str, TimingStats] | baseline.EarlyBaseline) -> None:
-        """`reference`: the cached baseline ({"eager": ..., "compiled": ...}), or the one being measured."""
+              reference: dict[str, TimingStats] | baseline.EarlyBaseline, earlier: list[Any]) -> None:
+        """`reference`: the cached baseline ({"eager": ..., "compiled": ...}), or the one being measured;
+        `earlier`: per timing set, a kept copy of the output that passed on its inputs, or None."""
         sets = [self.references.get(task, case) for case in timing_cases(task)]
-        candidate, method = self._time_candidate(box, task, sets)
+        event_log.case_event(task.id, "timing_asked")
+        candidate, method = self._time_candidate(box, task, sets, earlier)
+        event_log.case_event(task.id, "timed_checked")
         try:
             measured = reference if isinstance(reference, dict) else reference.result()
+            event_log.case_event(task.id, "baseline_in")
             eager, compiled = measured.get("eager"), measured.get("compiled")
             baseline_error = None
         except ChildGone as gone:  # the reference's failure is not the candidate's
@@ -568,24 +616,27 @@ class Evaluator:
                 "the hardware allows is rejected (work escaping the timer, or results computed ahead of time)"))
         result.performance = perf
 
-    def _time_candidate(self, box: Sandbox, task: Task, sets: list[CaseData]) -> tuple[TimingStats, str]:
+    def _time_candidate(self, box: Sandbox, task: Task, sets: list[CaseData],
+                        earlier: list[Any]) -> tuple[TimingStats, str]:
         """The candidate's timing statistics, and how it was timed (CUDA events, or wall time when it
         launched on streams of its own)."""
         box.send({"op": "time", "sets": [str(d.inputs_file) for d in sets], "policy": self.config.timing_policy})
         message = box.recv()
+        event_log.case_event(task.id, "timed")
         if message.get("event") == "failed":
             raise Verdicts(Verdict(message.get("verdict", "RUNTIME_FAIL")) if message.get("verdict") in
                            {"RUNTIME_FAIL", "CONTRACT_FAIL"} else Verdict.RUNTIME_FAIL,
                            "while timing: " + str(message.get("reason")), message.get("traceback"))
         if message.get("event") != "timed":
             raise Verdicts(Verdict.CONTRACT_FAIL, "the candidate's process sent an unexpected message")
-        self._check_timed_calls(box, task, sets, message)
+        self._check_timed_calls(box, task, sets, message, earlier)
         samples = [float(x) for x in message.get("samples_ms", []) if isinstance(x, (int, float))]
         if not samples:
             raise Verdicts(Verdict.RUNTIME_FAIL, "timing produced no samples")
         return stats(samples), "wall" if message.get("side_stream") else "events"
 
-    def _check_timed_calls(self, box: Sandbox, task: Task, sets: list[CaseData], message: dict) -> None:
+    def _check_timed_calls(self, box: Sandbox, task: Task, sets: list[CaseData], message: dict,
+                           earlier: list[Any]) -> None:
         if message.get("calls_without_launch"):
             raise Verdicts(Verdict.CONTRACT_FAIL, "some timed calls launched no Triton kernel (results cached or "
                            "replayed across calls are not allowed)")
@@ -598,6 +649,8 @@ class Evaluator:
             except wire.WireError as exc:
                 raise Verdicts(Verdict.CONTRACT_FAIL, f"timed call results unreadable: {exc}") from None
             out = payload.get("out") if isinstance(payload, dict) else None
+            if earlier[k] is not None and identical(out, earlier[k]):
+                continue  # bit for bit what passed on these inputs before timing
             problem = structure_problem(data.expected.lo, out)
             judgement = None if problem else self._judge(task, data, [out])
             if problem or not judgement.passed:
@@ -652,6 +705,36 @@ class Evaluator:
         return result
 
 
+def _record(share: Share, task: Task, index: int, outcome: tuple[CaseResult, Verdicts | None, Any]) -> None:
+    share.judged[index], failure, kept = outcome
+    event_log.case_event(task.id, "judged", index)
+    if kept is not None:
+        share.passed_outputs[index] = kept
+    if failure is not None:
+        failure.case = index
+        raise failure
+
+
+def _harvest(share: Share, task: Task, wait: bool, before: float = math.inf) -> None:
+    """Records the share's judgements that are done (with `wait`, all of them before case `before`).
+    A failure is raised once every case before it is judged: the verdict is the earliest failing case's."""
+    ready = [i for i in sorted(share.pending) if i < before and (wait or share.pending[i].done())]
+    failing = next((i for i in ready if share.pending[i].result()[1] is not None), None)
+    if failing is not None:
+        ready = [i for i in sorted(share.pending) if i <= failing]
+    for index in ready:
+        _record(share, task, index, share.pending.pop(index).result())
+
+
+def _earliest(share: Share, task: Task, verdict: Verdicts) -> Verdicts:
+    """`verdict`, or the failure of a case before it that was judged beside the share's loop."""
+    try:
+        _harvest(share, task, wait=True, before=math.inf if verdict.case is None else verdict.case)
+    except Verdicts as earlier:
+        return earlier
+    return verdict
+
+
 def _send_ready_cases(box: Sandbox, feed: CaseFeed, members: list[int], sent: int) -> int:
     """Sends the share's cases built since the last call (and the end of its cases once all are);
     how many of them have been sent in all."""
@@ -659,6 +742,7 @@ def _send_ready_cases(box: Sandbox, feed: CaseFeed, members: list[int], sent: in
     while sent < len(members) and members[sent] < ready:
         index = members[sent]
         box.send({"op": "case", "index": index, "inputs": str(feed.data[index].inputs_file)})
+        event_log.case_event(feed.task.id, "sent", index, to=box.kind)
         sent += 1
     if sent == len(members) and before < sent:
         box.send({"op": "cases_end"})

@@ -5,7 +5,8 @@ import math
 import pytest
 import torch
 
-from evaluator.contracts import Approximate, Exact, Expected, Statistical, Tolerance, structure_problem
+from evaluator.contracts import (Approximate, Exact, Expected, Statistical, Tolerance, identical, same_bits,
+                                 structure_problem)
 
 
 def expected_for(fn, x: torch.Tensor) -> Expected:
@@ -119,3 +120,31 @@ def test_high_precision_reference_really_is_float64(suite):
     inputs = task.make_inputs(0, "small", "standard", torch.float16)
     expected = expected_outputs(task, inputs, torch.device("cpu"))
     assert expected.lo.dtype == torch.float16 and expected.hi.dtype == torch.float64
+
+
+def test_identical_compares_bits_and_structure():
+    x = torch.tensor([1.0, math.nan, -0.0, math.inf])
+    assert identical((x, [x.clone(), 3]), (x.clone(), [x.clone(), 3])), "NaN is bit-identical to itself"
+    assert not identical(x, torch.tensor([1.0, math.nan, 0.0, math.inf])), "-0.0 and 0.0 differ in their bits"
+    assert not identical(x, x.double()) and not identical(x, x[:3]) and not identical((x,), [x])
+    assert not identical((x, 3), (x, 3.0)) and not identical(x, x.numpy())
+    z = torch.tensor([1 + 2j, math.nan + 0j], dtype=torch.complex128)
+    assert identical(z, z.clone()) and not identical(z, z.conj())
+    assert same_bits(torch.tensor([True, False]), torch.tensor([True, False]))
+
+
+@pytest.mark.parametrize("contract, make", [
+    (Tolerance(), lambda x: torch.exp(x.double()).float()),
+    (Tolerance(), lambda x: torch.exp(x.half()).float()),  # failing: judged alike too
+    (Exact(), lambda x: (x > 0).to(torch.int32)),
+    (Approximate(), lambda x: torch.exp(x.double()).float() * 1.01),
+])
+def test_judging_a_run_once_equals_judging_it_twice(contract, make):
+    """What lets the evaluator judge once a second run that is bit for bit the first."""
+    x = torch.randn(4096, generator=torch.Generator().manual_seed(4))
+    exact = isinstance(contract, Exact)
+    expected = Expected(lo=(x > 0).to(torch.int32), hi=None) if exact else expected_for(torch.exp, x)
+    run = make(x)
+    assert contract.judges_runs_apart
+    assert contract.judge(expected, [run, run.clone()]) == contract.judge(expected, [run])
+    assert not Statistical(check=lambda inputs, runs: []).judges_runs_apart, "identical draws must be seen"

@@ -3,6 +3,7 @@
 Run on an H100/H200 with `pytest -m gpu`; skipped without a GPU.
 """
 
+import gc
 import json
 import textwrap
 
@@ -350,3 +351,18 @@ def test_baselines_asked_for_together_share_one_process_and_one_exclusive_hold(t
     timed = [h for h in holds if h["what"] == "baseline timing"]
     assert len(timed) == 1 and timed[0]["mode"] == "exclusive"
     assert len({h["pid"] for h in holds if h["what"].startswith("baseline")}) == 1
+
+
+def test_identical_runs_and_timed_results_are_judged_once(tmp_path, gelu_task, monkeypatch):
+    """A deterministic candidate: each case's second run is bit for bit its first, and the timed
+    calls return what passed before, so each case is judged once, on one run, and timing adds none."""
+    with Evaluator(EvaluatorConfig(device="cuda", cache_dir=tmp_path)) as evaluator:
+        runs_judged = []
+        judge = evaluator._judge
+        monkeypatch.setattr(evaluator, "_judge", lambda task, data, runs: runs_judged.append(len(runs)) or
+                            judge(task, data, runs))
+        result = evaluator.evaluate(gelu_task, gelu_task.solution_path.read_text())
+        assert result.correct and result.performance is not None, result.reason
+        assert runs_judged == [1] * len(plan(gelu_task, on_gpu=True))
+        gc.collect()
+        assert evaluator.kept_outputs.held == 0, "the kept copies went with their evaluation"
