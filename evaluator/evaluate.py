@@ -27,8 +27,8 @@ from evaluator.compile_board import CompileBoard
 from evaluator.contracts import dtype_name, flatten, identical, structure_problem
 from evaluator.environment import device_key, environment
 from evaluator.integrity import ProjectIntegrity
-from evaluator.kept_outputs import KeptOutputs
 from evaluator.interop import strip_kernelbenchx_harness
+from evaluator.kept_outputs import KeptOutputs
 from evaluator.loader import TaskLoadError, tasks_root
 from evaluator.references import GPU_JUDGING_BYTES, HOST, CaseData, ReferenceStore
 from evaluator.result import CaseResult, EvalResult, KernelInfo, Performance, Stage, TimingStats, Verdict

@@ -366,3 +366,12 @@ def test_identical_runs_and_timed_results_are_judged_once(tmp_path, gelu_task, m
         assert runs_judged == [1] * len(plan(gelu_task, on_gpu=True))
         gc.collect()
         assert evaluator.kept_outputs.held == 0, "the kept copies went with their evaluation"
+
+
+def test_large_outputs_reach_the_host_through_page_locked_memory():
+    from evaluator.worker import PINNED_MIN_BYTES, to_host
+    big = torch.randn(1024, PINNED_MIN_BYTES // 4096 * 2, device="cuda").t()  # 2 MiB, transposed
+    small = torch.arange(10, device="cuda")
+    out = to_host((big, {"small": small}, 3))
+    assert out[0].device.type == "cpu" and out[0].is_pinned() and out[0].stride() == big.stride()
+    assert torch.equal(out[0], big.cpu()) and not out[1]["small"].is_pinned() and out[2] == 3
