@@ -10,8 +10,10 @@ Cold (the default) empties them first; --warm reuses what an earlier run left th
 markdown table (per task: verdict, latency and where it went, speedup, roofline fraction) and the
 total wall time. --where adds where the time went: how long the GPU lock was held exclusively
 (timing) and how long shared users (correctness calls, references) waited for it, from every
-process's lock log; what the evaluator's threads were doing, sampled every 20 ms; and the peak GPU
-memory of each process (the evaluator, each task's candidate and eager baseline), from nvidia-smi.
+process's lock log; per task, when its cases last reached each step (built, sent, run, judged;
+timed, timed results checked, baseline in), from the evaluator's case log; what the evaluator's
+threads were doing, sampled every 20 ms; and the peak GPU memory of each process (the evaluator,
+each task's candidate and eager baseline), from nvidia-smi.
 --processes K splits the tasks over K evaluator processes on the same GPU (an experiment: is one
 evaluator process, its threads sharing one interpreter, the bottleneck?).
 """

@@ -50,3 +50,25 @@ def test_the_lock_timeline_says_when_startup_ended_and_which_holds_held_everyone
     first_long = next(line for line in report.splitlines() if line.startswith("long shared hold"))
     assert first_long == "long shared hold: judging (other) 3.26 s from 12.9 s"
     assert "long shared hold" not in bench.lock_report(log, 30.0, processes), "no start time, no timeline"
+
+
+def test_the_case_report_says_when_each_step_last_happened_and_how_long_judging_waited(tmp_path):
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("evaluator_throughput", BENCHMARK)
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    t0 = 1000.0
+    events = [("a", "built", 0, {}), ("a", "sent", 0, {"to": "candidate"}), ("a", "sent", 0, {"to": "scout"}),
+              ("a", "imported", None, {}), ("a", "run_in", 0, {"run": 0}), ("a", "run_in", 0, {"run": 1}),
+              ("a", "judge_asked", None, {}), ("a", "judge_got", None, {}), ("a", "judged", 0, {}),
+              ("a", "timing_asked", None, {}), ("a", "timed", None, {}), ("a", "timed_checked", None, {}),
+              ("a", "baseline_in", None, {}), ("b", "imported", None, {})]
+    times = [1.0, 2.0, 9.0, 3.0, 4.0, 5.0, 5.0, 6.5, 7.25, 7.5, 8.0, 8.5, 9.5, 2.0]
+    log = tmp_path / "cases.jsonl"
+    log.write_text("".join(json.dumps({"task": task, "event": event, "case": case, "t": t0 + t, **extra}) + "\n"
+                           for (task, event, case, extra), t in zip(events, times)))
+    rows = bench.case_report(log, started=t0).splitlines()
+    assert rows[2] == "| b | 2.0 | nan | - | - | - | - | - | - | - | - | 0.00 | 0.00 |", "ordered by last event"
+    assert rows[3] == "| a | 3.0 | 4.0 | 1.0 | 2.0 | 5.0 | 7.2 | 7.5 | 8.0 | 8.5 | 9.5 | 1.50 | 2.25 |", \
+        "the scout's copy of a case is not the candidate's"
