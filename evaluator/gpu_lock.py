@@ -24,13 +24,29 @@ import fcntl
 import os
 import threading
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterator
 
 from evaluator import event_log
 
 _wait_listener: Callable[[bool], None] | None = None
-_held = threading.local()  # this thread's shared holds that may yield: [lock_dir, fd, what, asked, got]
+_held = threading.local()  # this thread's shared holds that may yield
+
+
+@dataclass
+class _Hold:
+    """One hold of the lock, as the lock log reports it (a yielding hold starts anew at each yield)."""
+
+    lock_dir: str | Path
+    fd: int
+    mode: int
+    what: str
+    asked: float
+    got: float = 0.0
+
+    def log(self) -> None:
+        _log_hold(self.mode, self.what, self.asked, self.got)
 
 
 def report_waits(listener: Callable[[bool], None] | None) -> None:
@@ -91,7 +107,7 @@ def _hold(lock_dir: str | Path | None, mode: int, what: str, yielding: bool = Fa
     except BaseException:
         os.close(fd)
         raise
-    hold = [lock_dir, fd, what, asked, time.time()]
+    hold = _Hold(lock_dir, fd, mode, what, asked, got=time.time())
     stack = _yielding_holds()
     if yielding:
         stack.append(hold)
@@ -102,10 +118,10 @@ def _hold(lock_dir: str | Path | None, mode: int, what: str, yielding: bool = Fa
             stack.remove(hold)
         fcntl.flock(fd, fcntl.LOCK_UN)
         os.close(fd)
-        _log_hold(mode, hold[2], hold[3], hold[4])
+        hold.log()
 
 
-def _yielding_holds() -> list[list]:
+def _yielding_holds() -> list[_Hold]:
     if not hasattr(_held, "stack"):
         _held.stack = []
     return _held.stack
@@ -127,14 +143,13 @@ def yield_to_writers() -> None:
     """Called where this thread's GPU work so far is finished: each yielding shared hold of this
     thread lets a waiting writer go first, then holds the lock again."""
     for hold in _yielding_holds():
-        lock_dir, fd = hold[0], hold[1]
-        if not _writer_waiting(lock_dir):
+        if not _writer_waiting(hold.lock_dir):
             continue
-        fcntl.flock(fd, fcntl.LOCK_UN)
-        _log_hold(fcntl.LOCK_SH, hold[2], hold[3], hold[4])
-        hold[3] = time.time()
-        _enter(lock_dir, fd, fcntl.LOCK_SH)
-        hold[4] = time.time()
+        fcntl.flock(hold.fd, fcntl.LOCK_UN)
+        hold.log()
+        hold.asked = time.time()
+        _enter(hold.lock_dir, hold.fd, hold.mode)
+        hold.got = time.time()
 
 
 def _log_hold(mode: int, what: str, asked: float, got: float) -> None:

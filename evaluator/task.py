@@ -221,11 +221,16 @@ def map_tensors(value, fn):
     return value
 
 
+def pinned_copy(t: torch.Tensor) -> torch.Tensor:
+    """`t` copied to page-locked host memory, its strides kept. Copies between it and a GPU run at
+    the DMA engines' speed; a pageable copy goes through CUDA's staging buffers at the speed of a
+    host memcpy, and holds the GPU lock that long."""
+    return torch.empty_like(t, device="cpu", pin_memory=True).copy_(t)
+
+
 def on_pinned_host(value):
-    """The same tree with tensors copied to page-locked host memory (markers kept). Copies between
-    it and a GPU run at the DMA engines' speed; a pageable copy goes through CUDA's staging buffers
-    at the speed of a host memcpy, and holds the GPU lock that long."""
-    return map_tensors(value, lambda t: torch.empty_like(t, device="cpu", pin_memory=True).copy_(t))
+    """The same tree with tensors copied to page-locked host memory (markers kept)."""
+    return map_tensors(value, pinned_copy)
 
 
 def clone_inputs(inputs: Inputs) -> Inputs:

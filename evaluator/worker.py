@@ -23,7 +23,7 @@ from evaluator import event_log, gpu_lock, wire
 from evaluator.compile_board import CompileBoard
 from evaluator.contracts import same_bits
 from evaluator.guards import LaunchRecorder, TorchGuard, live_threads, poison_value
-from evaluator.task import Inputs, clone_inputs, judged_outputs, map_tensors, on_device
+from evaluator.task import Inputs, clone_inputs, judged_outputs, map_tensors, on_device, pinned_copy
 from evaluator.timing import TimingPolicy, measure
 
 CANDIDATE_MODULE = "candidate"
@@ -216,10 +216,7 @@ def to_host(value: Any) -> Any:
     an H100 host (91 ms the first time; torch keeps freed page-locked blocks for the next outputs)."""
     def copy(t: torch.Tensor) -> torch.Tensor:
         large = t.layout == torch.strided and t.numel() * t.element_size() >= PINNED_MIN_BYTES
-        if t.device.type != "cuda" or not large:
-            return t.to(HOST)
-        host = torch.empty_like(t, device=HOST, pin_memory=True)
-        return host.copy_(t)
+        return pinned_copy(t) if t.device.type == "cuda" and large else t.to(HOST)
     return map_tensors(value, copy)
 
 
