@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Callable
 
 from evaluator.baseline_server import Measurement
+from evaluator.cache_entries import parse_entry, read_table
 from evaluator.result import TimingStats
 from evaluator.sandbox import ChildGone
 from evaluator.task import Task
@@ -32,14 +33,11 @@ class BaselineCache:
         self._lock = threading.Lock()
 
     def _read(self) -> dict:
-        try:
-            return json.loads(self.path.read_text())
-        except (OSError, json.JSONDecodeError):
-            return {}
+        return read_table(self.path)
 
     def get(self, key: str) -> TimingStats | None:
-        entry = self._read().get(key)
-        return TimingStats(**entry) if entry else None
+        """The cached timing; None when missing or not a valid entry (then it is measured again)."""
+        return parse_entry(TimingStats, self._read().get(key))
 
     def put(self, key: str, value: TimingStats) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)

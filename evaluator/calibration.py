@@ -14,6 +14,7 @@ from pathlib import Path
 import torch
 
 from evaluator import gpu_lock
+from evaluator.cache_entries import parse_entry, read_table
 from evaluator.environment import device_key
 
 COPY_BYTES = 1 << 30
@@ -104,14 +105,8 @@ def cache_path(cache_dir: Path) -> Path:
 
 
 def load(cache_dir: Path, device: torch.device) -> Peaks | None:
-    path = cache_path(cache_dir)
-    if not path.exists():
-        return None
-    try:
-        entry = json.loads(path.read_text()).get(_key(device))
-    except (json.JSONDecodeError, OSError):
-        return None
-    return Peaks(**entry) if entry else None
+    """The cached peaks; None when missing or not a valid entry (then they are measured again)."""
+    return parse_entry(Peaks, read_table(cache_path(cache_dir)).get(_key(device)))
 
 
 def calibrate(cache_dir: Path, device: torch.device, lock_dir: Path | None, force: bool = False) -> Peaks:
@@ -135,10 +130,7 @@ def _store(cache_dir: Path, device: torch.device, peaks: Peaks) -> None:
     """Written whole and renamed into place: a reader never sees half a file."""
     path = cache_path(cache_dir)
     path.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        table = json.loads(path.read_text()) if path.exists() else {}
-    except json.JSONDecodeError:
-        table = {}
+    table = read_table(path)
     table[_key(device)] = asdict(peaks)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".calibration-")
     with os.fdopen(fd, "w") as f:

@@ -4,7 +4,9 @@ this process, then (on a GPU) timing against the eager baseline and the roofline
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import hashlib
+import logging
 import math
 import os
 import shutil
@@ -31,12 +33,15 @@ from evaluator.interop import strip_kernelbenchx_harness
 from evaluator.kept_outputs import KeptOutputs
 from evaluator.loader import TaskLoadError, tasks_root
 from evaluator.references import GPU_JUDGING_BYTES, HOST, CaseData, ReferenceStore
+from evaluator.redaction import Redactor
 from evaluator.result import CaseResult, EvalResult, KernelInfo, Performance, Stage, TimingStats, Verdict
-from evaluator.sandbox import ChildGone, ForkServer, Limits, Sandbox, scratch_root, secret_values
+from evaluator.sandbox import (ChildGone, ForkServer, Limits, Reach, Sandbox, sandbox_folder, scratch_root,
+                               secret_values)
 from evaluator.static_checks import check_source
 from evaluator.task import Task, on_device
 from evaluator.timing import stats
 
+log = logging.getLogger(__name__)
 ENTRY_ALIASES = ("kernel_function",)
 MAX_REASON_CHARS = 2000
 MAX_SOURCE_CHARS = 1 << 20
@@ -138,12 +143,15 @@ class Evaluator:
             Limits(step_seconds=180, total_seconds=600, memory_bytes=16 << 30, address_space=False) if self.on_gpu
             else Limits(step_seconds=120, total_seconds=900, memory_bytes=6 << 30, address_space=True))
         self.work_dir = Path(tempfile.mkdtemp(prefix="agentloop-inputs-", dir=scratch_root()))
+        self.work_dir.chmod(0o755)  # candidates read their inputs here (through a read-only view)
+        if self.lock_dir is not None:
+            gpu_lock.prepare(self.lock_dir)
         self.references = ReferenceStore(self.work_dir, self.device, lock_dir=self.lock_dir)
         self.server = ForkServer(interpret=not self.on_gpu)
         self.triton_target = compile_scout.gpu_target(self.device)  # what compile scouts compile for
         self.baselines = baseline.BaselineCache(self.cache_dir / "baselines.json")
         self.baseline_server = baseline_server.BaselineServer(self.server, str(self.device), self.lock_dir)
-        self.secrets = secret_values(dict(os.environ))
+        self.redactor = Redactor(secret_values(dict(os.environ)))
         self._peaks: calibration.Peaks | None = None
         self._calibrating = threading.Lock()
         self._calibrator = threading.Thread(target=self._calibration, name="calibration", daemon=True)
@@ -159,6 +167,7 @@ class Evaluator:
         self.kept_outputs = KeptOutputs(KEPT_OUTPUT_BYTES)
         self.integrity = ProjectIntegrity(self.config.watched or default_watched()) if self.config.watch_project else None
         self.tampered: list[str] = []
+        self._isolation_warned = False
 
     def close(self) -> None:
         if self._calibrator.is_alive():
@@ -265,18 +274,24 @@ class Evaluator:
         job = self._job(task, report.entry)
         result.stage = Stage.IMPORT
         feed = CaseFeed(self.references, task, plan(task, self.on_gpu))
+        shared = sandbox_folder(Path(tempfile.mkdtemp(prefix="al-eval-", dir=scratch_root())))
+        reach = Reach(writable=(shared,), readable=tuple(p for p in (self.work_dir, self.lock_dir) if p),
+                      gpu=self.on_gpu, triton_cache=sandbox_folder(shared / "triton"))
         if self._scouting():
-            job["compile_board"] = tempfile.mkdtemp(prefix="al-board-", dir=scratch_root())
+            job["compile_board"] = str(sandbox_folder(shared / "board"))
             job["triton_target"] = self.triton_target
         timed = self.on_gpu and self.config.timing
         cached = self._cached_baseline(task) if timed else None
         early = self._early_baseline(task, feed) if timed and not cached else None
         try:
             with self._phase(result, "spawn"):
-                box = Sandbox(self.server, "candidate", job, {"candidate.py": source}, self.limits)
+                box = Sandbox(self.server, "candidate", job, {"candidate.py": source}, self.limits, reach)
             with box:
-                with self._phase(result, "correctness"):
-                    passed = self._correctness(box, job, source, task, feed, result)
+                try:
+                    with self._phase(result, "correctness"):
+                        passed = self._correctness(box, job, reach, source, task, feed, result)
+                finally:
+                    self._note_isolation(result, box)
                 if timed:
                     result.stage = Stage.TIMING
                     earlier = [passed.get(feed.cases.index(case)) for case in timing_cases(task)]
@@ -289,12 +304,23 @@ class Evaluator:
                 early.cancel()
             feed.close()
             result.phases["references"] = feed.seconds
-            if job.get("compile_board"):
-                shutil.rmtree(job["compile_board"], ignore_errors=True)
+            shutil.rmtree(shared, ignore_errors=True)
         if self.on_gpu and self.config.profile:
             with self._phase(result, "profile"), gpu_lock.exclusive(self.lock_dir, "profile"):
                 first = self.references.get(task, timing_cases(task)[0])
                 result.profile = profiler.profile(source, report.entry, first.inputs_file, str(self.device))
+
+    def _note_isolation(self, result: EvalResult, box: Sandbox) -> None:
+        """The isolation the candidate's process got goes into the result; less than full is said
+        once, loudly, with what is then not guaranteed."""
+        if box.isolation is None:
+            return
+        level = box.isolation.level
+        result.environment = dataclasses.replace(result.environment, isolation=level)
+        if level != "full" and not self._isolation_warned:
+            self._isolation_warned = True
+            log.warning("candidates run with %s isolation: the OS refused part of the sandbox, so what "
+                        "SECURITY.md lists under it is not guaranteed on this machine", level)
 
     def _job(self, task: Task, entry: str) -> dict[str, Any]:
         """What a candidate's process (or its scout) is told about its task."""
@@ -305,16 +331,16 @@ class Evaluator:
                 "model_init": str(self.references.model_init_file(task)) if task.model_init else None}
 
     # correctness ------------------------------------------------------------------------------
-    def _correctness(self, box: Sandbox, job: dict, source: str, task: Task, feed: CaseFeed,
+    def _correctness(self, box: Sandbox, job: dict, reach: Reach, source: str, task: Task, feed: CaseFeed,
                      result: EvalResult) -> dict[int, Any]:
         """The first share of the cases in `box` (kept for timing), the others in processes of their own.
         Returns the kept copies of timing cases' outputs as they passed, by plan index."""
         shares = [Share(members) for members in split_by_dtype(feed.cases, self.candidate_processes())]
         earliest = EarliestFailure()
-        helpers = [threading.Thread(target=self._run_share_apart, args=(job, source, task, feed, share, earliest),
+        helpers = [threading.Thread(target=self._run_share_apart, args=(job, reach, source, task, feed, share, earliest),
                                     name=f"{task.id} share {k}", daemon=True) for k, share in enumerate(shares[1:], 1)]
         scouting = threading.Event()
-        scout = threading.Thread(target=self._scout, args=(job, source, feed, scouting, result),
+        scout = threading.Thread(target=self._scout, args=(job, reach, source, feed, scouting, result),
                                  name=f"{task.id} compile scout", daemon=True) if self._scouting() else None
         for helper in helpers + ([scout] if scout else []):
             helper.start()
@@ -345,13 +371,14 @@ class Evaluator:
             raise failed.failure
         return {index: out for share in shares for index, out in share.passed_outputs.items()}
 
-    def _scout(self, job: dict, source: str, feed: CaseFeed, finished: threading.Event, result: EvalResult) -> None:
+    def _scout(self, job: dict, reach: Reach, source: str, feed: CaseFeed, finished: threading.Event,
+               result: EvalResult) -> None:
         """Sends the compile scout every case as it is built, until the scout is done or the
         candidate's cases are (then it is killed). Whatever goes wrong with it changes nothing."""
         members = list(range(len(feed.cases)))
         sent, began = 0, time.perf_counter()
         try:
-            with Sandbox(self.server, "scout", job, {"candidate.py": source}, self.limits) as box:
+            with Sandbox(self.server, "scout", job, {"candidate.py": source}, self.limits, reach) as box:
                 while not finished.is_set():
                     sent = _send_ready_cases(box, feed, members, sent)
                     message = box.recv(timeout=FEED_POLL_SECONDS if sent < len(members) else SHARE_POLL_SECONDS)
@@ -363,10 +390,10 @@ class Evaluator:
         finally:
             CompileBoard(job["compile_board"]).clear()  # nobody waits for the compiles of a scout that is gone
 
-    def _run_share_apart(self, job: dict, source: str, task: Task, feed: CaseFeed, share: Share,
+    def _run_share_apart(self, job: dict, reach: Reach, source: str, task: Task, feed: CaseFeed, share: Share,
                          earliest: EarliestFailure) -> None:
         try:
-            with Sandbox(self.server, "candidate", job, {"candidate.py": source}, self.limits) as box:
+            with Sandbox(self.server, "candidate", job, {"candidate.py": source}, self.limits, reach) as box:
                 self._run_share(box, task, feed, share, earliest)
         except BaseException as exc:  # noqa: BLE001 - re-raised by the evaluation's thread
             share.failure, share.failed_at = exc, -1
@@ -484,7 +511,7 @@ class Evaluator:
 
     def _load_call(self, path: Path, data: CaseData, task: Task, case: Case) -> Any:
         expected = sum(t.numel() * t.element_size() for t in flatten(data.expected.lo) if isinstance(t, torch.Tensor))
-        written = path.stat().st_size if path.exists() else 0
+        written = path.lstat().st_size if os.path.lexists(path) else 0
         if written > 2 * expected + (16 << 20):
             raise Verdicts(Verdict.CONTRACT_FAIL, f"on {describe_case(case)}: the call returned {written / 2**20:.1f} "
                            f"MiB of output where {expected / 2**20:.2f} MiB was expected; it was not loaded")
@@ -692,17 +719,9 @@ class Evaluator:
         return text
 
     def _redacted(self, result: EvalResult) -> EvalResult:
-        def scrub(text: str | None) -> str | None:
-            if not text:
-                return text
-            for secret in self.secrets:
-                text = text.replace(secret, "[redacted]")
-            return text
-        result.reason = scrub(result.reason)
-        result.traceback = scrub(result.traceback)
-        for case in result.cases:
-            case.reason = scrub(case.reason)
-        return result
+        if not self.redactor.secrets:
+            return result
+        return self.redactor.value(result)
 
 
 def _record(share: Share, task: Task, index: int, outcome: tuple[CaseResult, Verdicts | None, Any]) -> None:

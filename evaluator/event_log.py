@@ -9,6 +9,8 @@ import os
 import time
 from typing import Any
 
+VARIABLES = ("AGENTLOOP_LOCK_LOG", "AGENTLOOP_PROCESS_LOG", "AGENTLOOP_CASE_LOG")
+
 
 def append(variable: str, record: dict[str, Any]) -> None:
     """One line to the file `variable` names, from any process; nothing if it names none."""

@@ -22,7 +22,6 @@ import sys
 import traceback
 
 PR_SET_PDEATHSIG = 1
-CLONE_NEWNET = 0x40000000
 RLIMITS = {
     "AS": resource.RLIMIT_AS,
     "FSIZE": resource.RLIMIT_FSIZE,
@@ -42,7 +41,11 @@ def preload() -> None:
     # candidate's guard): seconds per child, paid once here instead
     import torch._dynamo  # noqa: F401
 
-    from evaluator import baseline_worker, compile_scout, worker  # noqa: F401
+    from evaluator import baseline_worker, compile_scout, confinement, worker  # noqa: F401
+    try:
+        import pyseccomp  # noqa: F401
+    except (ImportError, OSError, RuntimeError):
+        pass  # confinement says so for each child
 
     _hash_triton()
 
@@ -58,16 +61,6 @@ def _hash_triton() -> None:
         except ImportError:
             return
     triton_key()
-
-
-def _isolate_network() -> bool:
-    """A new, empty network namespace: no interface but a downed loopback, so no connection to
-    anywhere. Needs CAP_SYS_ADMIN (root, or a user namespace); without it the child keeps the
-    network, and says so in its first message."""
-    try:
-        return ctypes.CDLL(None, use_errno=True).unshare(CLONE_NEWNET) == 0
-    except (OSError, AttributeError):
-        return False
 
 
 def _die_with_parent() -> None:
@@ -96,22 +89,39 @@ def _apply_limits(limits: dict) -> None:
                 pass
 
 
-def _become_child(request: dict) -> None:
-    scratch = request["scratch"]
-    os.setsid()
-    if request["kind"] in ("candidate", "scout"):  # both run the candidate's code
-        os.environ["AGENTLOOP_NETWORK_ISOLATED"] = "1" if _isolate_network() else "0"
-    signal.set_wakeup_fd(-1)
-    signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-    _die_with_parent()
+def _redirect_output(scratch: str) -> None:
     null = os.open(os.devnull, os.O_RDONLY)
-    log = os.open(os.path.join(scratch, "output.txt"), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    log = os.open(os.path.join(scratch, "output.txt"), os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW, 0o600)
     os.dup2(null, 0)
     os.dup2(log, 1)
     os.dup2(log, 2)
     os.closerange(3, 65536)
     sys.stdout = open(1, "w", buffering=1, closefd=False)
     sys.stderr = open(2, "w", buffering=1, closefd=False)
+
+
+def _confine(request: dict) -> None:
+    """Candidate code runs only behind the OS boundary (confinement.py), with a private Triton cache
+    shared by the processes of its own evaluation alone."""
+    from evaluator import confinement
+
+    view = confinement.View(writable=tuple(request.get("writable", ())), readable=tuple(request.get("readable", ())))
+    confinement.confine(request["scratch"], view, gpu=bool(request.get("gpu")))
+    os.environ["HOME"] = os.environ["TMPDIR"] = "/tmp"
+    os.environ["XDG_CACHE_HOME"] = "/tmp/.cache"
+    if request.get("triton_cache"):
+        os.environ["TRITON_CACHE_DIR"] = request["triton_cache"]
+
+
+def _become_child(request: dict) -> None:
+    scratch = request["scratch"]
+    os.setsid()
+    signal.set_wakeup_fd(-1)
+    signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+    _die_with_parent()
+    _redirect_output(scratch)
+    if request["kind"] in ("candidate", "scout"):  # both run the candidate's code
+        _confine(request)
     _apply_limits(request.get("limits", {}))
     if request["kind"] == "baseline":
         from evaluator import baseline_worker

@@ -73,13 +73,20 @@ def _lock(fd: int, mode: int) -> None:
 
 @contextlib.contextmanager
 def _flock(path: Path, mode: int) -> Iterator[None]:
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
+    fd = os.open(path, os.O_RDONLY | os.O_CREAT, 0o644)
     try:
         _lock(fd, mode)
         yield
     finally:
         fcntl.flock(fd, fcntl.LOCK_UN)
         os.close(fd)
+
+
+def prepare(lock_dir: str | Path) -> None:
+    """Creates the lock's files, so that processes that see the folder read-only (candidates) can
+    take the lock: a flock needs only a descriptor open for reading."""
+    for path in _paths(lock_dir):
+        os.close(os.open(path, os.O_RDONLY | os.O_CREAT, 0o644))
 
 
 def _paths(lock_dir: str | Path) -> tuple[Path, Path]:
@@ -101,7 +108,7 @@ def _hold(lock_dir: str | Path | None, mode: int, what: str, yielding: bool = Fa
         yield
         return
     asked = time.time()
-    fd = os.open(_paths(lock_dir)[1], os.O_RDWR | os.O_CREAT, 0o666)
+    fd = os.open(_paths(lock_dir)[1], os.O_RDONLY | os.O_CREAT, 0o644)
     try:
         _enter(lock_dir, fd, mode)
     except BaseException:
@@ -129,7 +136,7 @@ def _yielding_holds() -> list[_Hold]:
 
 def _writer_waiting(lock_dir: str | Path) -> bool:
     """Someone is in the turnstile: a writer waiting for the lock (or a reader passing through)."""
-    fd = os.open(_paths(lock_dir)[0], os.O_RDWR | os.O_CREAT, 0o666)
+    fd = os.open(_paths(lock_dir)[0], os.O_RDONLY | os.O_CREAT, 0o644)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:

@@ -118,6 +118,9 @@ class Environment:
     gpu: str | None = None
     driver: str | None = None
     host: str | None = None  # the machine (a Ray cluster's node) it ran on
+    # What the candidate's process ran under, as the evaluator measured it: "full", or "partial (no
+    # ...)" naming what the OS refused (confinement.py); None where no candidate process started.
+    isolation: str | None = None
 
 
 @dataclass

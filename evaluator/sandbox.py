@@ -26,7 +26,7 @@ from typing import Any
 
 import psutil
 
-from evaluator import event_log
+from evaluator import confinement, event_log
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 KEPT_ENV = re.compile(r"^(PATH|HOME|USER|LOGNAME|LANG|LC_[A-Z]+|TZ|TMPDIR|PYTHONPATH|VIRTUAL_ENV|"
@@ -35,6 +35,7 @@ KEPT_ENV = re.compile(r"^(PATH|HOME|USER|LOGNAME|LANG|LC_[A-Z]+|TZ|TMPDIR|PYTHON
                       r"NVSHMEM_[A-Z_]+|AGENTLOOP_LOCK_LOG|AGENTLOOP_PROCESS_LOG)$")
 SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSW|CREDENTIAL|AUTH|COOKIE|SESSION", re.IGNORECASE)
 OUTPUT_TAIL_BYTES = 2000
+CONFINED_KINDS = ("candidate", "scout")  # the processes that run candidate code
 FOOTPRINT_PERIOD = 0.25  # seconds between scans of a child's process tree, memory and scratch disk
 
 
@@ -152,13 +153,15 @@ class ForkServer:
     def alive(self) -> bool:
         return self._proc is not None and self._proc.poll() is None
 
-    def spawn(self, kind: str, scratch: Path, limits: dict[str, int | None]) -> int:
+    def spawn(self, kind: str, scratch: Path, limits: dict[str, int | None], **confined: Any) -> int:
+        """`confined`: for processes that run candidate code, what confinement.View they see (writable,
+        readable), whether they get the GPU's devices (gpu) and their Triton cache (triton_cache)."""
         with self._lock:
             if not self.alive():
                 self._start()
             self._next_id += 1
             request_id = self._next_id
-            request = {"id": request_id, "kind": kind, "scratch": str(scratch), "limits": limits}
+            request = {"id": request_id, "kind": kind, "scratch": str(scratch), "limits": limits, **confined}
             self._proc.stdin.write((json.dumps(request) + "\n").encode())
             self._proc.stdin.flush()
         with self._cond:
@@ -193,6 +196,23 @@ class ForkServer:
             except OSError:
                 pass
             self._proc = None
+
+
+def read_tail(path: Path, limit: int) -> bytes:
+    """The last `limit` bytes of a file that a candidate's process could have replaced: read only if it
+    is a regular file (never through a link, never from a pipe that would block)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return b""
+    try:
+        if not confinement.is_regular_file(fd):
+            return b""
+        size = os.fstat(fd).st_size
+        os.lseek(fd, max(0, size - limit), os.SEEK_SET)
+        return os.read(fd, limit)
+    finally:
+        os.close(fd)
 
 
 def scratch_bytes(folder: Path) -> int:
@@ -236,14 +256,47 @@ class Limits:
     address_space: bool = True
 
 
-class Sandbox:
-    """One child process: spawn it, exchange messages, enforce its limits, kill it."""
+@dataclass(frozen=True)
+class Reach:
+    """What a process that runs candidate code may touch beyond its scratch folder: the evaluation's
+    shared folders (writable), the inputs and the GPU lock (read-only), and the GPU's devices."""
 
-    def __init__(self, server: ForkServer, kind: str, job: dict[str, Any], files: dict[str, str], limits: Limits):
+    writable: tuple[Path, ...] = ()
+    readable: tuple[Path, ...] = ()
+    gpu: bool = False
+    triton_cache: Path | None = None
+
+    def request(self) -> dict[str, Any]:
+        logs = [os.environ[name] for name in event_log.VARIABLES if os.environ.get(name)]
+        return {"writable": [str(p) for p in self.writable] + logs, "readable": [str(p) for p in self.readable],
+                "gpu": self.gpu, "triton_cache": str(self.triton_cache) if self.triton_cache else None}
+
+
+def sandbox_folder(path: Path) -> Path:
+    """A folder (made if missing) or a socket that a confined process must write: owned by the
+    sandbox's user when the evaluator is root."""
+    if not path.exists():
+        path.mkdir()
+    if os.geteuid() == 0:
+        os.chown(path, confinement.SANDBOX_UID, confinement.SANDBOX_UID)
+    return path
+
+
+class Sandbox:
+    """One child process: spawn it, exchange messages, enforce its limits, kill it. A child that runs
+    candidate code (`reach` given) runs confined (confinement.py); `isolation` is what the evaluator
+    measured of it once it connected."""
+
+    def __init__(self, server: ForkServer, kind: str, job: dict[str, Any], files: dict[str, str], limits: Limits,
+                 reach: Reach | None = None):
         self.server = server
         self.scratch = Path(tempfile.mkdtemp(prefix="al-", dir=scratch_root()))
         self.limits = limits
         self.kind = kind
+        on_gpu = str(job.get("device", "")).startswith("cuda")
+        self.reach = reach or (Reach(gpu=on_gpu) if kind in CONFINED_KINDS else None)
+        self.isolation: confinement.Measured | None = None
+        self.connected: float | None = None  # when the child connected (monotonic), before any candidate code ran
         self.started = time.monotonic()
         self.step_started = self.started
         for name, text in files.items():
@@ -252,10 +305,13 @@ class Sandbox:
         self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self.listener.bind(str(self.scratch / "ctl.sock"))
         self.listener.listen(1)
+        if self.reach is not None:
+            sandbox_folder(self.scratch)
+            sandbox_folder(self.scratch / "ctl.sock")
         rlimits = {"FSIZE": limits.file_bytes, "NOFILE": limits.open_files, "CORE": 0,
                    "CPU": int(4 * limits.total_seconds),
                    "AS_EXTRA": limits.memory_bytes if limits.address_space else None}
-        self.pid = server.spawn(kind, self.scratch, rlimits)
+        self.pid = server.spawn(kind, self.scratch, rlimits, **(self.reach.request() if self.reach else {}))
         # per-process figures (GPU memory, say) can then be told apart by what the process was for
         event_log.append("AGENTLOOP_PROCESS_LOG", {"pid": self.pid, "kind": kind, "task": job.get("task"),
                                                    "spawned": time.time()})
@@ -329,7 +385,7 @@ class Sandbox:
             self.kill()
             raise ChildGone("RUNTIME_FAIL", f"exceeded the memory limit of {self.limits.memory_bytes >> 20} MiB",
                             self.output_tail())
-        written = scratch_bytes(self.scratch)
+        written = sum(scratch_bytes(folder) for folder in (self.scratch, *(self.reach.writable if self.reach else ())))
         if written > self.limits.disk_bytes:
             self.kill()
             raise ChildGone("RUNTIME_FAIL", f"wrote {written >> 20} MiB into its scratch directory (limit "
@@ -371,7 +427,7 @@ class Sandbox:
         a failure it reported before exiting, say)? A child that connected, spoke and exited before
         the evaluator first listened (a baseline started ahead) left its connection waiting."""
         if self.conn is None and select.select([self.listener], [], [], 0)[0]:
-            self.conn, _ = self.listener.accept()
+            self._accept()
         while self.conn is not None and select.select([self.conn], [], [], 0)[0]:
             chunk = self.conn.recv(1 << 16)
             if not chunk:
@@ -389,8 +445,7 @@ class Sandbox:
             if self.conn is None:
                 ready, _, _ = select.select([self.listener], [], [], 0.05)
                 if ready:
-                    self.conn, _ = self.listener.accept()
-                    self._flush()
+                    self._accept()
                 continue
             ready, _, _ = select.select([self.conn], [], [], 0.05)
             if ready:
@@ -409,6 +464,14 @@ class Sandbox:
             raise ChildGone("CONTRACT_FAIL", "the candidate's process sent a malformed message")
         return message
 
+    def _accept(self) -> None:
+        """The child connects before it runs any candidate code: what it runs under is measured then."""
+        self.conn, _ = self.listener.accept()
+        self.connected = time.monotonic()
+        if self.reach is not None:
+            self.isolation = confinement.measured(confinement.confined_process(self.pid))
+        self._flush()
+
     def send(self, message: dict[str, Any]) -> None:
         """Sent now, or as soon as the child connects."""
         self.step_started = time.monotonic()
@@ -425,11 +488,7 @@ class Sandbox:
         self.unsent = b""
 
     def output_tail(self) -> str:
-        try:
-            data = (self.scratch / "output.txt").read_bytes()
-        except OSError:
-            return ""
-        return data[-OUTPUT_TAIL_BYTES:].decode(errors="replace")
+        return read_tail(self.scratch / "output.txt", OUTPUT_TAIL_BYTES).decode(errors="replace")
 
     def kill(self) -> None:
         """The child's whole session, then anything of its tree that left the session."""

@@ -8,6 +8,8 @@ candidate wrote can carry data but never code.
 from __future__ import annotations
 
 import json
+import os
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -91,10 +93,22 @@ def save(value: Any, path: Path) -> None:
 
 
 def load(path: Path, device: torch.device | str | None = None) -> Any:
+    """The tree in `path`, read as data. A candidate's process may have put a link or a pipe there in
+    place of its file: only a regular file is read, and never through a link."""
     try:
-        payload = torch.load(path, map_location=device, weights_only=True, mmap=True)
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError as exc:
+        raise WireError(f"{Path(path).name}: unreadable ({exc.strerror})") from None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise WireError(f"{Path(path).name}: not a regular file")
+        payload = torch.load(f"/proc/self/fd/{fd}", map_location=device, weights_only=True, mmap=True)
+    except WireError:
+        raise
     except Exception as exc:
         raise WireError(f"{Path(path).name}: unreadable ({type(exc).__name__}: {exc})") from exc
+    finally:
+        os.close(fd)
     if not isinstance(payload, dict) or not isinstance(payload.get("tree"), str) or not isinstance(payload.get("tensors"), list):
         raise WireError(f"{Path(path).name}: not a wire file")
     tensors = payload["tensors"]

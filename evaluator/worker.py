@@ -118,7 +118,7 @@ class CandidateProcess:
         except BaseException as exc:  # noqa: BLE001 - any failure of untrusted code is a verdict
             self.fail("import", exc, verdict="COMPILE_FAIL" if not isinstance(exc, SystemExit) else "RUNTIME_FAIL")
             return False
-        self.channel.send({"event": "imported", "network_isolated": os.environ.get("AGENTLOOP_NETWORK_ISOLATED") == "1"})
+        self.channel.send({"event": "imported"})
         return True
 
     def sync(self) -> None:

@@ -161,13 +161,15 @@ def test_a_scout_that_dies_leaves_no_marker_to_wait_for(scouted, suite, tmp_path
 
     from evaluator.case_feed import CaseFeed
     from evaluator.cases import plan
+    from evaluator.sandbox import Reach, sandbox_folder
 
     task = suite["Activation/gelu"]
     job = scouted._job(task, "gelu") | {"compile_board": str(tmp_path), "triton_target": scouted.triton_target}
     CompileBoard(tmp_path).claim("claimed before the scout died")
     feed = CaseFeed(scouted.references, task, plan(task, False))
     try:
-        scouted._scout(job, gelu_candidate(CANDIDATES["crashes"]), feed, threading.Event(),
+        scouted._scout(job, Reach(writable=(sandbox_folder(tmp_path),)), gelu_candidate(CANDIDATES["crashes"]), feed,
+                       threading.Event(),
                        types.SimpleNamespace(phases={}))
     finally:
         feed.close()

@@ -36,7 +36,20 @@ def test_snapshot_sees_modified_added_and_removed_files(tmp_path):
     assert [p.rsplit("/", 1)[1] for p in integrity.changes()] == ["a.py", "b.py", "c.py"]
 
 
-def test_a_candidate_that_writes_into_the_project_stops_evaluation(tmp_path, suite):
+def test_a_candidate_cannot_write_into_the_project(tmp_path, suite):
+    """The OS refuses the write (the project is outside the candidate's view, or read-only in it)."""
+    project = tmp_path / "project"
+    project.mkdir()
+    target = project / "contracts.py"
+    target.write_text("# a file of the project\n")
+    config = EvaluatorConfig(device="cpu", static_checks=False, cache_dir=tmp_path / "cache", watched=[project])
+    with Evaluator(config) as evaluator:
+        result = evaluator.evaluate(suite["Activation/gelu"], WRITER.replace("TARGET", repr(str(target))))
+    assert result.verdict.value == "RUNTIME_FAIL" and "Error" in result.reason and "done" not in result.reason
+    assert target.read_text() == "# a file of the project\n"
+
+
+def test_a_change_to_the_project_while_candidates_run_stops_evaluation(tmp_path, suite):
     project = tmp_path / "project"
     project.mkdir()
     target = project / "contracts.py"
@@ -44,7 +57,8 @@ def test_a_candidate_that_writes_into_the_project_stops_evaluation(tmp_path, sui
     config = EvaluatorConfig(device="cpu", static_checks=False, cache_dir=tmp_path / "cache", watched=[project])
     task = suite["Activation/gelu"]
     with Evaluator(config) as evaluator:
-        result = evaluator.evaluate(task, WRITER.replace("TARGET", repr(str(target))))
+        target.write_text("# tampered\n")  # by whatever it was: the next evaluation notices
+        result = evaluator.evaluate(task, task.solution_path.read_text())
         assert result.verdict.value == "CONTRACT_FAIL" and "project's own files changed" in result.reason
         assert "contracts.py" in result.reason
         with pytest.raises(ProjectTampered):

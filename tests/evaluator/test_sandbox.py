@@ -64,9 +64,8 @@ def test_secrets_reach_neither_candidate_nor_result(tmp_path):
     assert "/al-" in own.reason, "the candidate runs in its own scratch directory"
     assert stolen.verdict.value == "RUNTIME_FAIL"
     assert SECRET not in done.stdout and SECRET not in done.stderr
-    if os.geteuid() == 0:
-        # As root the candidate can read the evaluator's /proc/<pid>/environ: redaction keeps the key out.
-        assert "AGENTLOOP_TEST_API_KEY=[redacted]" in stolen.reason
+    # Its own PID namespace: no other process's /proc/<pid>/environ is there to read, root or not.
+    assert stolen.reason.endswith("nothing found")
 
 
 def test_a_crash_leaves_the_next_candidate_a_clean_process(evaluators, suite):

@@ -1,0 +1,78 @@
+"""Start cost of one candidate's process: from asking the fork server for it to the process's first
+word (connected: forked, confined, ready to import) and to its candidate imported (with a CUDA
+context on a GPU). Run from any checkout of the project to compare its sandbox with another's.
+
+    python benchmarks/sandbox_start.py [--device cuda:0|cpu] [--repeat 20] [--json out.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+CANDIDATE = '''
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def nothing(x_ptr):
+    pass
+
+
+def gelu(input, approximate="none"):
+    nothing[(1,)](input)
+    return input
+'''
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--device", default="cuda:0")
+    parser.add_argument("--repeat", type=int, default=20)
+    parser.add_argument("--json")
+    args = parser.parse_args()
+    from evaluator.sandbox import ChildGone, ForkServer, Limits, Sandbox
+
+    job = {"task": "Activation/gelu", "entry": "gelu", "device": args.device, "mutates": [], "allowed_aten": [],
+           "lock_dir": None, "gpu_memory_fraction": None, "model_init": None}
+    server = ForkServer(interpret=args.device == "cpu")
+    connected, imported, isolation = [], [], None
+    try:
+        for k in range(args.repeat + 1):
+            began = time.monotonic()
+            with Sandbox(server, "candidate", job, {"candidate.py": CANDIDATE}, Limits(address_space=False)) as box:
+                try:
+                    message = box.recv(timeout=120)
+                except ChildGone as gone:
+                    raise SystemExit(f"the candidate did not start: {gone.reason}\n{gone.output_tail}") from None
+                done = time.monotonic()
+                if message is None or message.get("event") != "imported":
+                    raise SystemExit(f"the candidate did not start: {message} {box.output_tail()}")
+                if k == 0:
+                    continue  # the fork server's own start
+                imported.append(done - began)
+                if getattr(box, "connected", None):
+                    connected.append(box.connected - began)
+                isolation = getattr(box, "isolation", None)
+    finally:
+        server.close()
+    summary = {"device": args.device, "repeat": args.repeat,
+               "isolation": isolation.level if isolation else "none measured",
+               "connected_ms": {"median": 1e3 * statistics.median(connected), "max": 1e3 * max(connected)}
+               if connected else None,
+               "imported_ms": {"median": 1e3 * statistics.median(imported), "p20": 1e3 * sorted(imported)[len(imported) // 5],
+                               "max": 1e3 * max(imported)}}
+    print(json.dumps(summary, indent=1))
+    if args.json:
+        Path(args.json).write_text(json.dumps(summary, indent=1))
+
+
+if __name__ == "__main__":
+    main()

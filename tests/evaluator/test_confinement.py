@@ -1,0 +1,147 @@
+"""The OS boundary itself (confinement.py), tried from inside a confined process, and what the
+evaluator reports when the OS refuses part of it."""
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from evaluator import confinement
+from evaluator.sandbox import PROJECT_ROOT
+
+PROBE = textwrap.dedent('''
+    import ctypes, errno, json, os, socket, sys
+    sys.path.insert(0, sys.argv[3])
+    from evaluator import confinement
+    scratch, shared = sys.argv[1], sys.argv[2]
+    BLOCK_UNSHARE
+    applied = confinement.confine(scratch, confinement.View(writable=(shared,)), gpu=False)
+    libc = ctypes.CDLL(None, use_errno=True)
+
+    def attempt(action):
+        try:
+            action()
+            return "done"
+        except OSError as exc:
+            return errno.errorcode.get(exc.errno, str(exc.errno))
+
+    def write(path):
+        with open(path, "a") as f:
+            f.write("x")
+
+    def call(result):
+        return "done" if result == 0 else errno.errorcode.get(ctypes.get_errno(), "?")
+
+    report = {
+        "applied": applied.__dict__,
+        "uid": os.getuid(),
+        "pid": os.getpid(),
+        "pids": sorted(int(p) for p in os.listdir("/proc") if p.isdigit()),
+        "write_scratch": attempt(lambda: write(os.path.join(scratch, "mine.txt"))),
+        "write_shared": attempt(lambda: write(os.path.join(shared, "ours.txt"))),
+        "write_project": attempt(lambda: write(os.path.join(sys.argv[3], "README.md"))),
+        "write_etc": attempt(lambda: write("/etc/hostname")),
+        "home_visible": os.path.exists(os.path.expanduser("~root/.bash_history")),
+        "shm": sorted(os.listdir("/dev/shm")),
+        "connect": attempt(lambda: socket.create_connection(("127.0.0.1", int(sys.argv[4])), timeout=1)),
+        "unshare": call(libc.unshare(0x10000000)),
+        "mount": call(libc.mount(b"none", b"/tmp", b"tmpfs", 0, None)),
+        "ptrace": call(libc.ptrace(16, 1, 0, 0)),
+    }
+    print(json.dumps(report), flush=True)
+''')
+
+# An OS without network namespaces, as far as everything started under this filter can tell.
+BLOCK_UNSHARE = textwrap.dedent('''
+    import errno as _errno, pyseccomp as _seccomp
+    _refuse = _seccomp.SyscallFilter(_seccomp.ALLOW)
+    _refuse.add_rule(_seccomp.ERRNO(_errno.EPERM), "unshare", _seccomp.Arg(0, _seccomp.MASKED_EQ, 0x40000000, 0x40000000))
+    _refuse.load()
+''').replace("\n", "; ").strip("; ")
+
+
+def _probe(tmp_path: Path, refuse_namespaces: bool = False) -> dict:
+    import socket
+
+    scratch, shared = tmp_path / "scratch", tmp_path / "shared"
+    for folder in (scratch, shared):
+        folder.mkdir()
+        if os.geteuid() == 0:
+            os.chown(folder, confinement.SANDBOX_UID, confinement.SANDBOX_UID)
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(1)
+    script = PROBE.replace("BLOCK_UNSHARE", BLOCK_UNSHARE if refuse_namespaces else "pass")
+    try:
+        done = subprocess.run([sys.executable, "-c", script, str(scratch), str(shared), str(PROJECT_ROOT),
+                               str(listener.getsockname()[1])], capture_output=True, text=True, timeout=120)
+    finally:
+        listener.close()
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def test_a_confined_process_sees_and_reaches_only_its_own(tmp_path):
+    report = _probe(tmp_path)
+    assert report["applied"]["refused"] == [], report["applied"]
+    assert set(report["applied"]["namespaces"]) >= {"mnt", "pid", "net", "ipc", "uts"}
+    assert report["pids"] == [1, report["pid"]], "only itself and its namespace's first process"
+    assert report["uid"] == (confinement.SANDBOX_UID if os.geteuid() == 0 else os.geteuid())
+    assert report["write_scratch"] == "done" and report["write_shared"] == "done"
+    assert report["write_project"] in ("EROFS", "EACCES") and report["write_etc"] in ("EROFS", "EACCES", "ENOENT")
+    assert not report["home_visible"]
+    assert report["shm"] == []
+    assert report["connect"] in ("ENETUNREACH", "ECONNREFUSED", "EHOSTUNREACH")
+    assert report["unshare"] == report["mount"] == report["ptrace"] == "EPERM"
+    assert not (tmp_path / "shared" / "README.md").exists()
+    assert (tmp_path / "scratch" / "mine.txt").read_text() == "x"
+
+
+def test_what_the_os_refuses_is_left_out_and_said(tmp_path):
+    report = _probe(tmp_path, refuse_namespaces=True)
+    assert report["applied"]["refused"] == ["net namespace (Operation not permitted)"]
+    assert report["connect"] == "done"  # what is refused is not pretended
+    assert report["applied"]["root"] is True and report["applied"]["seccomp"] is True  # the rest still holds
+    assert report["write_project"] in ("EROFS", "EACCES") and report["unshare"] == "EPERM"
+
+
+def test_the_evaluator_measures_and_reports_partial_isolation(tmp_path):
+    """An evaluator whose OS refuses namespaces (a seccomp filter inherited by everything it starts)
+    reports it in every result and says it once."""
+    script = textwrap.dedent(f'''
+        import logging, sys
+        {BLOCK_UNSHARE}
+        from evaluator.evaluate import Evaluator, EvaluatorConfig
+        from evaluator.loader import find_task, load_suite
+        logging.basicConfig(level=logging.WARNING)
+        task = find_task("Activation/gelu", load_suite())
+        with Evaluator(EvaluatorConfig(device="cpu", cache_dir=sys.argv[1])) as evaluator:
+            for _ in range(2):
+                result = evaluator.evaluate(task, task.solution_path.read_text())
+                print(result.verdict.value, result.environment.isolation, flush=True)
+    ''')
+    env = dict(os.environ, PYTHONPATH=str(PROJECT_ROOT))
+    done = subprocess.run([sys.executable, "-c", script, str(tmp_path / "cache")], capture_output=True, text=True,
+                          timeout=600, env=env)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert len(lines) == 2 and all(line.startswith("CORRECT partial (no ") for line in lines), lines
+    assert lines[0] == "CORRECT partial (no net namespace)"
+    assert done.stderr.count("isolation: the OS refused part of the sandbox") == 1, done.stderr
+
+
+@pytest.mark.parametrize("fields, level", [
+    (dict(namespaces=("user", "pid", "mnt", "net", "ipc", "uts"), own_uid=True, seccomp=True, no_new_privs=True,
+          capabilities=False, uid=1000), "full"),
+    (dict(namespaces=("pid", "mnt", "net", "ipc", "uts"), own_uid=True, seccomp=True, no_new_privs=True,
+          capabilities=False, uid=65534), "full"),
+    (dict(namespaces=("net",), own_uid=False, seccomp=False, no_new_privs=True, capabilities=True, uid=0),
+     "partial (no user of its own, no pid namespace, no mnt namespace, no ipc namespace, no uts namespace, "
+     "no seccomp, no privileges dropped)"),
+])
+def test_isolation_levels_name_what_is_missing(fields, level):
+    assert confinement.Measured(**fields).level == level
