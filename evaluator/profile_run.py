@@ -2,21 +2,18 @@
 
 from __future__ import annotations
 
-import importlib.util
 import sys
 from pathlib import Path
 
 import torch
 
-from evaluator import wire
+from evaluator import candidate_source, wire
 from evaluator.task import clone_inputs, on_device
 from evaluator.worker import resolve_entry
 
 
 def main(scratch: str, entry: str, inputs_file: str, device: str) -> None:
-    spec = importlib.util.spec_from_file_location("candidate", Path(scratch) / "candidate.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = candidate_source.load_module(str(Path(scratch) / "candidate.py"), "candidate")
     fn = resolve_entry(module, entry, device=torch.device(device))
     inputs = on_device(wire.load(inputs_file), torch.device(device))
     for _ in range(2):

@@ -45,7 +45,7 @@ def profile(source: str, entry: str, inputs_file: Path, device: str) -> dict[str
         return None
     scratch = Path(tempfile.mkdtemp(prefix="al-prof-", dir=scratch_root()))
     try:
-        (scratch / "candidate.py").write_text(source)
+        (scratch / "candidate.py").write_text(source, encoding="utf-8")
         env = scrubbed_environment(dict(os.environ))
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(PROJECT_ROOT), env.get("PYTHONPATH")]))
         command = [ncu, "--csv", "--page", "raw", "--target-processes", "all", "--nvtx", "--nvtx-include",

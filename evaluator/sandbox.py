@@ -300,7 +300,7 @@ class Sandbox:
         self.started = time.monotonic()
         self.step_started = self.started
         for name, text in files.items():
-            (self.scratch / name).write_text(text)
+            (self.scratch / name).write_text(text, encoding="utf-8")
         (self.scratch / "job.json").write_text(json.dumps(job))
         self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self.listener.bind(str(self.scratch / "ctl.sock"))

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 import torch
 
+from evaluator.candidate_source import foreign_encoding
 from evaluator.result import Verdict
 
 ALLOWED_MODULES = {
@@ -114,6 +115,7 @@ def check_source(source: str, entry_names: list[str], allowed_apis: frozenset[st
         return report
     checker = _Checker(allowed_apis)
     checker.visit(tree)
+    report.problems.extend(filter(None, [foreign_encoding(source)]))
     report.problems.extend(checker.problems)
     compile_errors = _non_constexpr_globals(tree, checker)
     report.kernels = sorted(checker.jit_functions)

@@ -7,7 +7,6 @@ sees the reference implementation or the expected values, and it judges nothing 
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import socket
@@ -19,7 +18,7 @@ from typing import Any, Callable
 
 import torch
 
-from evaluator import event_log, gpu_lock, wire
+from evaluator import candidate_source, event_log, gpu_lock, wire
 from evaluator.compile_board import CompileBoard
 from evaluator.contracts import same_bits
 from evaluator.guards import LaunchRecorder, TorchGuard, live_threads, poison_value
@@ -229,10 +228,7 @@ def use_device(device: torch.device, memory_fraction: float | None) -> None:
 
 def import_candidate(path: str, job: dict[str, Any], device: torch.device) -> Callable:
     """Runs the candidate's module; its entry function."""
-    spec = importlib.util.spec_from_file_location(CANDIDATE_MODULE, path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[CANDIDATE_MODULE] = module
-    spec.loader.exec_module(module)
+    module = candidate_source.load_module(path, CANDIDATE_MODULE)
     return resolve_entry(module, job["entry"], job.get("model_init"), device)
 
 

@@ -2,7 +2,9 @@
 
 Header lines: `# task:`, `# expect:` (verdict), `# reason:` (a fragment of the reason),
 optionally `# static: off` (prove the runtime guard alone), `# step-seconds:`,
-`# memory-limit: watchdog` and `# disk-limit:` (MiB). Drop a new file in either folder to add a case.
+`# memory-limit: watchdog`, `# disk-limit:` (MiB) and `# gpu: also` (run on a GPU as well, where what
+it attempts differs there: Triton compiles kernels from their source only on a GPU). Drop a new file
+in either folder to add a case.
 """
 
 import re
@@ -27,10 +29,23 @@ def header(path: Path) -> dict[str, str]:
     return fields
 
 
+ON_GPU = [p for p in CANDIDATES if header(p).get("gpu") == "also"]
+
+
 @pytest.mark.parametrize("path", CANDIDATES, ids=lambda p: f"{p.parent.name}/{p.stem}")
 def test_candidate_gets_its_verdict(path, evaluators, suite):
+    _check(path, evaluators, suite, "cpu")
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("path", ON_GPU, ids=lambda p: f"{p.parent.name}/{p.stem}")
+def test_candidate_gets_its_verdict_on_a_gpu(path, evaluators, suite):
+    _check(path, evaluators, suite, "cuda")
+
+
+def _check(path, evaluators, suite, device):
     spec = header(path)
-    evaluator = evaluators(static=spec.get("static") != "off",
+    evaluator = evaluators(static=spec.get("static") != "off", device=device,
                            step_seconds=float(spec["step-seconds"]) if "step-seconds" in spec else None,
                            watchdog_bytes=1 << 30 if spec.get("memory-limit") == "watchdog" else None,
                            disk_bytes=int(spec["disk-limit"]) << 20 if "disk-limit" in spec else None)
