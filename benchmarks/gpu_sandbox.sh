@@ -39,7 +39,7 @@ if [ "$part" != tests ]; then
 fi
 if [ "$part" != cost ]; then
   export PYTHONPATH=$here${PYTHONPATH:+:$PYTHONPATH}
-  python3 -m pytest -m gpu tests/evaluator/test_gpu.py tests/agentloop/test_gpu_loop.py tests/evaluator/test_escapes.py \
+  python3 -m pytest -m gpu tests/evaluator/test_gpu.py tests/agentloop/test_gpu_loop.py tests/evaluator/test_escapes.py tests/evaluator/test_candidates.py \
     tests/evaluator/test_confinement.py -q -p no:cacheprovider 2>&1 | tail -30 | tee "$out/gpu_tests.txt"
   python3 benchmarks/escape_aftermath.py --json "$out/aftermath.json" > "$out/aftermath.txt" 2>&1; tail -40 "$out/aftermath.txt"
 fi

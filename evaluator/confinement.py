@@ -2,17 +2,20 @@
 
 A child of the fork server calls `confine` before it imports the candidate. It becomes an
 unprivileged user (a dedicated uid when the evaluator is root, else the evaluator's own uid inside a
-user namespace of its own) with new user, mount, PID, network, IPC and UTS namespaces. Its file
-system is a fresh root that holds only what running Python, torch and Triton needs, read-only, plus
+user namespace of its own) with new mount, PID, network, IPC and UTS namespaces. Its file system is
+a fresh, read-only root that holds only what running Python, torch and Triton needs, read-only, plus
 the folders its evaluation gave it (its scratch folder and the evaluation's shared folder writable;
 inputs and the GPU lock read-only), a private /tmp and /dev/shm, a /dev with the null devices and
-the GPU's, and a /proc of its own PID namespace. The process that goes on is the first of that
-PID namespace: when it ends, the kernel kills everything it left behind. Then it drops every
-capability, sets no-new-privileges and loads a seccomp filter that refuses the system calls a kernel
-never needs (ptrace, namespaces, mounts, BPF, keyrings, kernel modules, ...).
+the GPU's, and a /proc of its own PID namespace. It drops every capability, sets no-new-privileges
+and loads a seccomp filter that refuses the system calls a kernel never needs (ptrace, namespaces,
+mounts, BPF, keyrings, kernel modules, ...).
 
-The fork server's child that called `confine` stays outside the new PID namespace: it waits for the
-confined process and exits as it did, so the evaluator's process bookkeeping is unchanged.
+Three processes result. The fork server's child that called `confine` stays outside the new PID
+namespace: it waits and exits as the candidate's process did, so the evaluator's bookkeeping is
+unchanged. The namespace's first process reaps whatever the candidate leaves behind and ends with
+it, and with it the kernel kills everything left in the namespace. The candidate's process is its
+child (the first process of a namespace ignores the signals it sends itself, which a crash test or a
+candidate's own `kill` would otherwise not end).
 
 Each step that the OS refuses is left out, never faked: the evaluator measures what a child got
 from outside (`measured`) and reports that, not what was asked.
@@ -293,8 +296,8 @@ def _build_root(scratch: str, view: View, gpu: bool) -> None:
     proc = _inside(new_root, "/proc")
     os.makedirs(proc, exist_ok=True)
     _mount("proc", proc, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
-    os.chmod(new_root, 0o555)
     _pivot(new_root)
+    _mount(None, "/", None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV)  # the folders bound in keep theirs
     os.chdir(scratch)
 
 

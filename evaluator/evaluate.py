@@ -147,7 +147,8 @@ class Evaluator:
         if self.lock_dir is not None:
             gpu_lock.prepare(self.lock_dir)
         self.references = ReferenceStore(self.work_dir, self.device, lock_dir=self.lock_dir)
-        self.server = ForkServer(interpret=not self.on_gpu)
+        self.server = ForkServer(interpret=not self.on_gpu,
+                                 triton_stubs=self.cache_dir / "triton-stubs" if self.on_gpu else None)
         self.triton_target = compile_scout.gpu_target(self.device)  # what compile scouts compile for
         self.baselines = baseline.BaselineCache(self.cache_dir / "baselines.json")
         self.baseline_server = baseline_server.BaselineServer(self.server, str(self.device), self.lock_dir)

@@ -41,7 +41,7 @@ def preload() -> None:
     # candidate's guard): seconds per child, paid once here instead
     import torch._dynamo  # noqa: F401
 
-    from evaluator import baseline_worker, compile_scout, confinement, worker  # noqa: F401
+    from evaluator import baseline_worker, compile_scout, confinement, triton_cache, worker  # noqa: F401
     try:
         import pyseccomp  # noqa: F401
     except (ImportError, OSError, RuntimeError):
@@ -103,14 +103,13 @@ def _redirect_output(scratch: str) -> None:
 def _confine(request: dict) -> None:
     """Candidate code runs only behind the OS boundary (confinement.py), with a private Triton cache
     shared by the processes of its own evaluation alone."""
-    from evaluator import confinement
+    from evaluator import confinement, triton_cache
 
     view = confinement.View(writable=tuple(request.get("writable", ())), readable=tuple(request.get("readable", ())))
     confinement.confine(request["scratch"], view, gpu=bool(request.get("gpu")))
     os.environ["HOME"] = os.environ["TMPDIR"] = "/tmp"
     os.environ["XDG_CACHE_HOME"] = "/tmp/.cache"
-    if request.get("triton_cache"):
-        os.environ["TRITON_CACHE_DIR"] = request["triton_cache"]
+    triton_cache.use_layers(request.get("triton_cache") or "/tmp/.triton-cache", os.environ.get(triton_cache.STUBS_VARIABLE))
 
 
 def _become_child(request: dict) -> None:
@@ -193,8 +192,28 @@ def serve() -> None:
         _reap()
 
 
+def _build_triton_stubs() -> None:
+    """Triton's driver helper, built once into the trusted stubs folder (triton_cache.py) by a child
+    that runs no candidate code, beside the first candidates: until it is there, they build their own."""
+    from evaluator import triton_cache
+
+    stubs = os.environ.get(triton_cache.STUBS_VARIABLE)
+    if not stubs or os.environ.get("TRITON_INTERPRET") == "1" or os.fork() != 0:
+        return
+    try:
+        null = os.open(os.devnull, os.O_RDWR)
+        for fd in (0, 1, 2):  # never the fork server's channel to the evaluator
+            os.dup2(null, fd)
+        triton_cache.build_stubs(stubs)
+    except BaseException:  # noqa: BLE001 - without stubs, candidates build their own
+        pass
+    finally:
+        os._exit(0)
+
+
 def main() -> None:
     preload()
+    _build_triton_stubs()
     serve()
 
 

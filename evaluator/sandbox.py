@@ -26,7 +26,7 @@ from typing import Any
 
 import psutil
 
-from evaluator import confinement, event_log
+from evaluator import confinement, event_log, triton_cache
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 KEPT_ENV = re.compile(r"^(PATH|HOME|USER|LOGNAME|LANG|LC_[A-Z]+|TZ|TMPDIR|PYTHONPATH|VIRTUAL_ENV|"
@@ -109,8 +109,11 @@ class ExitInfo:
 class ForkServer:
     """Starts `python -m evaluator.forkserver` with a scrubbed environment and talks to it."""
 
-    def __init__(self, interpret: bool):
+    def __init__(self, interpret: bool, triton_stubs: Path | None = None):
+        """`triton_stubs`: a folder for the Triton driver helper that the server builds once and the
+        processes it confines read (triton_cache.py)."""
         self.interpret = interpret
+        self.triton_stubs = triton_stubs
         self._lock = threading.Lock()
         self._replies: dict[int, Any] = {}
         self._exits: dict[int, ExitInfo] = {}
@@ -122,6 +125,10 @@ class ForkServer:
     def _start(self) -> None:
         env = scrubbed_environment(dict(os.environ))
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(PROJECT_ROOT), env.get("PYTHONPATH")]))
+        if self.triton_stubs is not None:
+            self.triton_stubs.mkdir(parents=True, exist_ok=True)
+            self.triton_stubs.chmod(0o755)  # read by confined processes, which may run as another uid
+            env[triton_cache.STUBS_VARIABLE] = str(self.triton_stubs)
         if self.interpret:
             env["TRITON_INTERPRET"] = "1"
         else:
@@ -161,6 +168,8 @@ class ForkServer:
                 self._start()
             self._next_id += 1
             request_id = self._next_id
+            if confined and self.triton_stubs is not None:
+                confined = {**confined, "readable": [*confined.get("readable", ()), str(self.triton_stubs)]}
             request = {"id": request_id, "kind": kind, "scratch": str(scratch), "limits": limits, **confined}
             self._proc.stdin.write((json.dumps(request) + "\n").encode())
             self._proc.stdin.flush()

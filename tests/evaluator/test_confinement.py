@@ -45,6 +45,7 @@ PROBE = textwrap.dedent('''
         "write_shared": attempt(lambda: write(os.path.join(shared, "ours.txt"))),
         "write_project": attempt(lambda: write(os.path.join(sys.argv[3], "README.md"))),
         "write_etc": attempt(lambda: write("/etc/hostname")),
+        "write_root": attempt(lambda: write(os.path.join(os.path.dirname(sys.argv[3]), "new-file"))),
         "home_visible": os.path.exists(os.path.expanduser("~root/.bash_history")),
         "shm": sorted(os.listdir("/dev/shm")),
         "connect": attempt(lambda: socket.create_connection(("127.0.0.1", int(sys.argv[4])), timeout=1)),
@@ -93,6 +94,7 @@ def test_a_confined_process_sees_and_reaches_only_its_own(tmp_path):
     assert report["uid"] == (confinement.SANDBOX_UID if os.geteuid() == 0 else os.geteuid())
     assert report["write_scratch"] == "done" and report["write_shared"] == "done"
     assert report["write_project"] in ("EROFS", "EACCES") and report["write_etc"] in ("EROFS", "EACCES", "ENOENT")
+    assert report["write_root"] == "EROFS"  # not even into the fresh root's own folders
     assert not report["home_visible"]
     assert report["shm"] == []
     assert report["connect"] in ("ENETUNREACH", "ECONNREFUSED", "EHOSTUNREACH")
