@@ -29,9 +29,35 @@ class WireError(ValueError):
     """A value that cannot cross the process boundary, or a file that does not hold a valid tree."""
 
 
+PLAIN_LEAVES = (torch.Tensor, bool, int, float, complex, str, type(None), torch.dtype, torch.device)
+PLAIN_CONTAINERS = (tuple, list, dict)
+
+
+def plain_problem(value: Any, depth: int = 0) -> str | None:
+    """Why a candidate's return value is not plain data, or None. Judged by exact type, never by
+    isinstance or by anything the value's own methods do: a subclass of a tensor or of a container
+    could compute its contents when first touched (after the call's guard, outside any timing)."""
+    kind = type(value)
+    if kind in PLAIN_LEAVES:
+        return None
+    if kind in PLAIN_CONTAINERS and depth < 32:
+        items = [*value.keys(), *value.values()] if kind is dict else value
+        return next((problem for item in items if (problem := plain_problem(item, depth + 1))), None)
+    base = next((b for b in (torch.Tensor, *PLAIN_CONTAINERS) if isinstance(value, b)), None)
+    what = f"a {kind.__name__}" + (f" (a {'tensor' if base is torch.Tensor else base.__name__} subclass)" if base else "")
+    return (f"returned {what}; return plain torch.Tensor objects, or a plain tuple, list or dict of them "
+            "(subclasses are refused, since their methods could compute after the call)")
+
+
+def require_plain(value: Any) -> None:
+    problem = plain_problem(value)
+    if problem:
+        raise WireError(problem)
+
+
 def _encode(value: Any, tensors: list[torch.Tensor]) -> Any:
     if isinstance(value, torch.Tensor):
-        if type(value) is not torch.Tensor and not isinstance(value, torch.nn.Parameter):
+        if type(value) is not torch.Tensor:
             raise WireError(f"a {type(value).__name__} (a tensor subclass) cannot be returned; return a plain torch.Tensor")
         tensors.append(value.detach().cpu() if value.device.type != "cpu" else value.detach())
         return {"$t": len(tensors) - 1}

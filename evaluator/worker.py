@@ -136,6 +136,7 @@ class CandidateProcess:
         try:
             with guard:
                 returned = self.entry(*call_inputs.args, **call_inputs.kwargs)
+                wire.require_plain(returned)  # before anything touches it
             self.sync()
         finally:
             self.recorder.locking = False
@@ -300,9 +301,11 @@ def time_function(fn: Callable, sets: list[Inputs], mutates: tuple[int, ...], re
             guard = TorchGuard(recorder, extra_allowed, run=None)
             with guard:
                 returned["value"] = fn(*work.args, **work.kwargs)
+                wire.require_plain(returned["value"])
             violations.extend(v for v in guard.violations if v not in violations)
         else:
             returned["value"] = fn(*work.args, **work.kwargs)
+            wire.require_plain(returned["value"])
         if recorder is not None and recorder.launches == before:
             calls_without_launch += 1
 

@@ -36,13 +36,18 @@ def test_snapshot_sees_modified_added_and_removed_files(tmp_path):
     assert [p.rsplit("/", 1)[1] for p in integrity.changes()] == ["a.py", "b.py", "c.py"]
 
 
-def test_a_candidate_cannot_write_into_the_project(tmp_path, suite):
-    """The OS refuses the write (the project is outside the candidate's view, or read-only in it)."""
+def _watched_project(tmp_path):
+    """A project with one file, and an evaluator's configuration that watches it."""
     project = tmp_path / "project"
     project.mkdir()
     target = project / "contracts.py"
     target.write_text("# a file of the project\n")
-    config = EvaluatorConfig(device="cpu", static_checks=False, cache_dir=tmp_path / "cache", watched=[project])
+    return target, EvaluatorConfig(device="cpu", static_checks=False, cache_dir=tmp_path / "cache", watched=[project])
+
+
+def test_a_candidate_cannot_write_into_the_project(tmp_path, suite):
+    """The OS refuses the write (the project is outside the candidate's view, or read-only in it)."""
+    target, config = _watched_project(tmp_path)
     with Evaluator(config) as evaluator:
         result = evaluator.evaluate(suite["Activation/gelu"], WRITER.replace("TARGET", repr(str(target))))
     assert result.verdict.value == "RUNTIME_FAIL" and "Error" in result.reason and "done" not in result.reason
@@ -50,11 +55,7 @@ def test_a_candidate_cannot_write_into_the_project(tmp_path, suite):
 
 
 def test_a_change_to_the_project_while_candidates_run_stops_evaluation(tmp_path, suite):
-    project = tmp_path / "project"
-    project.mkdir()
-    target = project / "contracts.py"
-    target.write_text("# a file of the project\n")
-    config = EvaluatorConfig(device="cpu", static_checks=False, cache_dir=tmp_path / "cache", watched=[project])
+    target, config = _watched_project(tmp_path)
     task = suite["Activation/gelu"]
     with Evaluator(config) as evaluator:
         target.write_text("# tampered\n")  # by whatever it was: the next evaluation notices
