@@ -23,6 +23,7 @@ from outside (`measured`) and reports that, not what was asked.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import errno
 import glob
@@ -405,6 +406,21 @@ def confine(scratch: str, view: View, gpu: bool) -> Applied:
         os.close(statuses_write)
         os.close(statuses_read)
         _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    return applied
+
+
+def unprivileged_in_place() -> Applied:
+    """What can be applied without namespaces, for a process that a profiler must still reach (Nsight
+    Compute's injected library talks to its front end through the file system and IPC): the sandbox's
+    uid as root, no capabilities, no-new-privileges, the seccomp filter."""
+    applied = Applied()
+    with contextlib.suppress(ImportError, OSError, RuntimeError):
+        import pyseccomp  # noqa: F401 - loaded while this process can still read every library
+    _drop_bounding_set()
+    if os.geteuid() == 0:
+        _become_sandbox_user(applied)
+    applied.unprivileged = _drop_privileges() and os.geteuid() != 0
+    _load_seccomp(applied)
     return applied
 
 

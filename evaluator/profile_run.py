@@ -7,12 +7,13 @@ from pathlib import Path
 
 import torch
 
-from evaluator import candidate_source, wire
+from evaluator import candidate_source, confinement, wire
 from evaluator.task import clone_inputs, on_device
 from evaluator.worker import resolve_entry
 
 
 def main(scratch: str, entry: str, inputs_file: str, device: str) -> None:
+    confinement.unprivileged_in_place()
     module = candidate_source.load_module(str(Path(scratch) / "candidate.py"), "candidate")
     fn = resolve_entry(module, entry, device=torch.device(device))
     inputs = on_device(wire.load(inputs_file), torch.device(device))

@@ -16,7 +16,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from evaluator.sandbox import PROJECT_ROOT, scratch_root, scrubbed_environment
+from evaluator.sandbox import PROJECT_ROOT, sandbox_folder, scratch_root, scrubbed_environment
 
 METRICS = {
     "dram__throughput.avg.pct_of_peak_sustained_elapsed": "dram_throughput_pct",
@@ -46,8 +46,11 @@ def profile(source: str, entry: str, inputs_file: Path, device: str) -> dict[str
     scratch = Path(tempfile.mkdtemp(prefix="al-prof-", dir=scratch_root()))
     try:
         (scratch / "candidate.py").write_text(source, encoding="utf-8")
+        sandbox_folder(scratch)
         env = scrubbed_environment(dict(os.environ))
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(PROJECT_ROOT), env.get("PYTHONPATH")]))
+        # the profiled process runs as the sandbox's user: its caches live in its scratch folder
+        env.update(HOME=str(scratch), XDG_CACHE_HOME=str(scratch / ".cache"), TRITON_CACHE_DIR=str(scratch / ".triton"))
         command = [ncu, "--csv", "--page", "raw", "--target-processes", "all", "--nvtx", "--nvtx-include",
                    "profiled_call/", "--metrics", ",".join(METRICS),
                    sys.executable, "-m", "evaluator.profile_run", str(scratch), entry, str(inputs_file), device]

@@ -147,3 +147,22 @@ def test_the_evaluator_measures_and_reports_partial_isolation(tmp_path):
 ])
 def test_isolation_levels_name_what_is_missing(fields, level):
     assert confinement.Measured(**fields).level == level
+
+
+def test_a_profiled_process_still_drops_every_privilege():
+    """Nsight Compute must reach the profiled process, so it gets no namespaces, but the rest holds."""
+    script = textwrap.dedent(f'''
+        import sys
+        sys.path.insert(0, {str(PROJECT_ROOT)!r})
+        from evaluator import confinement
+        applied = confinement.unprivileged_in_place()
+        status = dict(line.split(":", 1) for line in open("/proc/self/status"))
+        print(applied.seccomp, applied.unprivileged, status["Seccomp"].strip(), status["NoNewPrivs"].strip(),
+              status["CapEff"].strip(), status["CapBnd"].strip(), status["Uid"].split()[0])
+    ''')
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    seccomp, unprivileged, mode, nnp, effective, bounding, uid = done.stdout.split()
+    assert (seccomp, unprivileged, mode, nnp) == ("True", "True", "2", "1")
+    assert int(effective, 16) == int(bounding, 16) == 0
+    assert int(uid) == (confinement.SANDBOX_UID if os.geteuid() == 0 else os.geteuid())
