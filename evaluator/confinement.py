@@ -29,7 +29,6 @@ import errno
 import glob
 import os
 import signal
-import stat
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -487,7 +486,3 @@ def confined_process(pid: int) -> int:
         return (_children(first) or [first])[0]
     except (IndexError, OSError):
         return pid
-
-
-def is_regular_file(fd: int) -> bool:
-    return stat.S_ISREG(os.fstat(fd).st_mode)

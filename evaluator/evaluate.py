@@ -573,7 +573,7 @@ class Evaluator:
             return task.contract.judge(data.expected, runs, data.inputs)
         # The outputs are copied in under the lock from where they were read: staging them in
         # page-locked memory first took seconds per large case, and every judgement ran seconds
-        # longer meanwhile (benchmarks/RESULTS.md, seventh session).
+        # longer meanwhile (benchmarks/RESULTS.md).
         event_log.case_event(task.id, "judge_asked")
         with self._judging, gpu_lock.shared(self.lock_dir, "judging", yielding=True):
             event_log.case_event(task.id, "judge_got")

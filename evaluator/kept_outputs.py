@@ -1,7 +1,7 @@
 """Outputs of the timing cases as they passed, copied into the evaluator's memory (out of the
 candidate's reach: its files are its own to rewrite). A timed call's results, bit for bit one of
 these, need no second judgement: judging them waited 2.4-3.7 s per task in the judging queue of
-15 evaluations on an H100 (benchmarks/RESULTS.md, eighth session). The copies are bounded in bytes;
+15 evaluations on an H100 (benchmarks/RESULTS.md). The copies are bounded in bytes;
 beyond the bound, timed results are judged."""
 
 from __future__ import annotations

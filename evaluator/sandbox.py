@@ -26,7 +26,7 @@ from typing import Any
 
 import psutil
 
-from evaluator import confinement, event_log, triton_cache
+from evaluator import confinement, event_log, triton_cache, wire
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 KEPT_ENV = re.compile(r"^(PATH|HOME|USER|LOGNAME|LANG|LC_[A-Z]+|TZ|TMPDIR|PYTHONPATH|VIRTUAL_ENV|"
@@ -211,12 +211,10 @@ def read_tail(path: Path, limit: int) -> bytes:
     """The last `limit` bytes of a file that a candidate's process could have replaced: read only if it
     is a regular file (never through a link, never from a pipe that would block)."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        fd = wire.open_regular(path)
     except OSError:
         return b""
     try:
-        if not confinement.is_regular_file(fd):
-            return b""
         size = os.fstat(fd).st_size
         os.lseek(fd, max(0, size - limit), os.SEEK_SET)
         return os.read(fd, limit)

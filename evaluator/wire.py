@@ -118,16 +118,24 @@ def save(value: Any, path: Path) -> None:
     torch.save({"tree": json.dumps(tree), "tensors": tensors}, path)
 
 
+def open_regular(path: Path) -> int:
+    """A descriptor for reading `path`, which a candidate's process could have replaced: only a
+    regular file, never through a link, never a pipe that would block. OSError otherwise."""
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise OSError(0, "not a regular file")
+    return fd
+
+
 def load(path: Path, device: torch.device | str | None = None) -> Any:
     """The tree in `path`, read as data. A candidate's process may have put a link or a pipe there in
     place of its file: only a regular file is read, and never through a link."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        fd = open_regular(path)
     except OSError as exc:
         raise WireError(f"{Path(path).name}: unreadable ({exc.strerror})") from None
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise WireError(f"{Path(path).name}: not a regular file")
         payload = torch.load(f"/proc/self/fd/{fd}", map_location=device, weights_only=True, mmap=True)
     except WireError:
         raise

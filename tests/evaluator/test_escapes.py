@@ -117,7 +117,7 @@ def test_no_daemon_outlives_its_evaluation(world):
     token = f"al-daemon-{os.getpid() % 10000}"
     result = world.escape("daemon", token=token, honest=world.honest)
     assert result.verdict.value == "RUNTIME_FAIL" and "daemon left behind" in result.reason, result.reason
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + 60  # the kernel ends the namespace at once; this only bounds a failing test
     while _named(token) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert _named(token) == [], "the daemon still runs"
