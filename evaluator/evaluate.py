@@ -269,6 +269,8 @@ class Evaluator:
         with self._phase(result, "static"):
             report = check_source(source, [task.entry, *ENTRY_ALIASES], frozenset(a.api for a in task.allowed))
             result.maintainability = maintainability.measure(source)
+        source = report.source
+        result.executed_hash = hashlib.sha256(source.encode()).hexdigest()
         blocking = report.verdict in (Verdict.NO_CODE, Verdict.COMPILE_FAIL) or report.entry is None
         if not report.ok and (self.config.static_checks or blocking):
             raise Verdicts(report.verdict, report.reason)

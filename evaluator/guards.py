@@ -144,6 +144,8 @@ def _patch_run(cls, recorder: LaunchRecorder) -> None:
     def run(self, *args, **kwargs):
         if kwargs.get("warmup", False):
             return original(self, *args, **kwargs)
+        if callable(kwargs.get("grid")):
+            kwargs["grid"] = _outside_kernel(kwargs["grid"], recorder)
         recorder.in_kernel += 1
         if recorder.track_streams:
             recorder.streams.add(torch.cuda.current_stream().cuda_stream)
@@ -159,6 +161,18 @@ def _patch_run(cls, recorder: LaunchRecorder) -> None:
 
     run._agentloop_recorder = recorder  # type: ignore[attr-defined]
     cls.run = run
+
+
+def _outside_kernel(grid: Callable, recorder: LaunchRecorder) -> Callable:
+    """The candidate's grid callable runs inside the launch, but it is the candidate's host code:
+    while it runs, the guard sees its PyTorch operators."""
+    def candidate_grid(meta):
+        depth, recorder.in_kernel = recorder.in_kernel, 0
+        try:
+            return grid(meta)
+        finally:
+            recorder.in_kernel = depth
+    return candidate_grid
 
 
 class TorchGuard(TorchDispatchMode):

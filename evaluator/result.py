@@ -138,6 +138,8 @@ class EvalResult:
     maintainability: Maintainability | None = None
     traceback: str | None = None
     phases: dict[str, float] = field(default_factory=dict)
+    # SHA-256 of the text the candidate's process ran: the checked text, its __main__ block blanked.
+    executed_hash: str | None = None
     schema_version: int = SCHEMA_VERSION
 
     @property
