@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from evaluator.cases import Case
-from evaluator.result import CaseResult, Stage
+from evaluator.result import CaseResult, KernelInfo, Stage
 
 
 def split_by_dtype(cases: list[Case], processes: int) -> list[list[int]]:
@@ -40,7 +40,7 @@ class Share:
     passed_outputs: dict[int, Any] = field(default_factory=dict)  # kept copies of timing cases' first runs
     failure: BaseException | None = None                # the verdict (Verdicts) this share reached
     failed_at: int = -1                                  # plan index of the failing case; -1 before any
-    kernels: list[dict[str, Any]] = field(default_factory=list)
+    kernels: list[KernelInfo] = field(default_factory=list)
     import_seconds: float | None = None
     call_seconds: float = 0.0
     compile_seconds: float = 0.0       # of call_seconds, compiling or loading kernels

@@ -24,7 +24,7 @@ from typing import Any, Callable
 
 import torch
 
-from evaluator import wire
+from evaluator import protocol, wire
 from evaluator.compile_board import CompileBoard, marker_name
 from evaluator.task import on_device
 from evaluator.worker import Channel, import_candidate
@@ -189,10 +189,10 @@ def serve(scratch: Path) -> None:
     except BaseException:  # noqa: BLE001
         entry = None
     if entry is not None and target and scout.install(target):
-        while (command := channel.recv()).get("op") == "case":
-            scout_call(entry, str(command["inputs"]))
+        while isinstance(command := protocol.parse_command(channel.recv()), protocol.RunCase):
+            scout_call(entry, command.inputs)
     compiled, failed = scout.finish()
-    channel.send({"event": "scouted", "compiled": compiled, "failed": failed})
+    channel.send(protocol.encode(protocol.Scouted(compiled=compiled, failed=failed)))
 
 
 def main(scratch: str) -> None:

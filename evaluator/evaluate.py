@@ -20,6 +20,8 @@ from typing import Any, Iterator
 
 import torch
 
+from evaluator import probes as probes_module
+from evaluator import protocol
 from evaluator import (baseline, baseline_server, calibration, compile_scout, event_log, gpu_lock, maintainability,
                        memory_gate, profiler, roofline, wire)
 from evaluator.case_feed import CaseFeed
@@ -147,6 +149,7 @@ class Evaluator:
         if self.lock_dir is not None:
             gpu_lock.prepare(self.lock_dir)
         self.references = ReferenceStore(self.work_dir, self.device, lock_dir=self.lock_dir)
+        self.probe_offsets = probes_module.draw_seeds()
         self.server = ForkServer(interpret=not self.on_gpu,
                                  triton_stubs=self.cache_dir / "triton-stubs" if self.on_gpu else None)
         self.triton_target = compile_scout.gpu_target(self.device)  # what compile scouts compile for
@@ -385,7 +388,7 @@ class Evaluator:
                 while not finished.is_set():
                     sent = _send_ready_cases(box, feed, members, sent)
                     message = box.recv(timeout=FEED_POLL_SECONDS if sent < len(members) else SHARE_POLL_SECONDS)
-                    if message is not None and message.get("event") == "scouted":
+                    if message is not None and isinstance(protocol.parse_event(message), protocol.Scouted):
                         result.phases["scout"] = time.perf_counter() - began
                         return
         except Exception:  # noqa: BLE001 - ChildGone, a failed case build: the candidate's process reports its own
@@ -415,25 +418,25 @@ class Evaluator:
                 _harvest(share, task, wait=False)
                 if message is None:
                     continue
-                event = message.get("event")
-                if event == "imported":
+                message = _parsed(message)
+                if isinstance(message, protocol.Imported):
                     imported = True
                     event_log.case_event(task.id, "imported")
                     share.import_seconds = time.perf_counter() - began
-                elif event == "failed":
+                elif isinstance(message, protocol.Failed):
                     raise self._child_failed(message, feed.cases, share.members[:sent])
-                elif event == "call":
+                elif isinstance(message, protocol.CallDone):
                     calls += 1
                     self._take_call(box, task, feed, share, message, sent)
-                elif event == "cases_done":
+                elif isinstance(message, protocol.CasesDone):
                     event_log.case_event(task.id, "cases_done")
                     _harvest(share, task, wait=True)
                     if len(share.judged) < len(share.members):  # the candidate's code shares the worker's socket
                         raise Verdicts(Verdict.CONTRACT_FAIL, f"the candidate's process reported the cases done "
                                        f"before running them all ({len(share.judged)} of {len(share.members)} judged)")
-                    share.kernels = [k for k in message.get("kernels", []) if isinstance(k, dict)]
-                    share.compile_seconds = _seconds(message.get("compile_seconds"))
-                    share.scout_wait_seconds = _seconds(message.get("scout_wait_seconds"))
+                    share.kernels = list(message.kernels)
+                    share.compile_seconds = _seconds(message.compile_seconds)
+                    share.scout_wait_seconds = _seconds(message.scout_wait_seconds)
                     return
                 else:
                     raise Verdicts(Verdict.CONTRACT_FAIL, "the candidate's process sent an unexpected message")
@@ -461,12 +464,13 @@ class Evaluator:
             share.failed_at = -1
         earliest.report(share.failed_at)
 
-    def _take_call(self, box: Sandbox, task: Task, feed: CaseFeed, share: Share, message: dict, sent: int) -> None:
+    def _take_call(self, box: Sandbox, task: Task, feed: CaseFeed, share: Share, message: protocol.CallDone,
+                   sent: int) -> None:
         """One run's outputs, read back; both runs in, the case is judged."""
-        index, run = _member(message.get("case"), share.members[:sent]), _index(message.get("run"), 2)
+        index, run = _member(message.case, share.members[:sent]), _index(message.run, 2)
         case, data = feed.cases[index], feed.data[index]
         try:
-            share.call_seconds += _seconds(message.get("seconds"))
+            share.call_seconds += _seconds(message.seconds)
             event_log.case_event(task.id, "run_in", index, run=run)
             self._check_call_report(message, case)
             runs = share.runs.setdefault(index, [])
@@ -481,34 +485,33 @@ class Evaluator:
             verdict.case = index
             raise
 
-    def _child_failed(self, message: dict, cases: list[Case], sent: list[int]) -> Verdicts:
-        verdict = message.get("verdict")
+    def _child_failed(self, message: protocol.Failed, cases: list[Case], sent: list[int]) -> Verdicts:
+        verdict = message.verdict
         if verdict not in {"COMPILE_FAIL", "RUNTIME_FAIL", "CONTRACT_FAIL"}:
             verdict = "RUNTIME_FAIL"
-        reason, case = str(message.get("reason", "failed")), None
-        if message.get("phase") == "import":
+        reason, case = message.reason or "failed", None
+        if message.phase == "import":
             reason, case = "importing the module failed: " + reason, -1
-        elif message.get("phase") == "call":
-            case = _member(message.get("case"), sent)
+        elif message.phase == "call":
+            case = _member(message.case, sent)
             reason = f"on {describe_case(cases[case])}: {reason}"
-        return Verdicts(Verdict(verdict), reason, str(message.get("traceback") or "") or None, case)
+        return Verdicts(Verdict(verdict), reason, message.traceback or None, case)
 
     @staticmethod
-    def _check_call_report(message: dict, case: Case) -> None:
+    def _check_call_report(message: protocol.CallDone, case: Case) -> None:
         where = describe_case(case)
-        if not isinstance(message.get("launches"), int) or message["launches"] < 1:
+        if message.launches < 1:
             raise Verdicts(Verdict.CONTRACT_FAIL, f"on {where}: the call returned without launching any Triton "
                            "kernel; the result must be computed by a @triton.jit kernel on every call")
-        violations = message.get("violations")
-        if violations:
-            ops = ", ".join(str(v) for v in violations[:8])
+        if message.violations:
+            ops = ", ".join(message.violations[:8])
             raise Verdicts(Verdict.CONTRACT_FAIL, f"on {where}: PyTorch operators ran on the host outside Triton "
                            f"kernels ({ops}); only allocation and metadata are allowed there")
-        if message.get("new_threads"):
+        if message.new_threads:
             raise Verdicts(Verdict.CONTRACT_FAIL, f"on {where}: the call left a thread running; work must finish "
                            "before the function returns")
-        if message.get("mutated"):
-            changed = ", ".join(str(m) for m in message["mutated"][:4])
+        if message.mutated:
+            changed = ", ".join(message.mutated[:4])
             raise Verdicts(Verdict.CONTRACT_FAIL, f"on {where}: the call modified its input {changed}, which this "
                            "task's semantics leave unchanged")
 
@@ -615,8 +618,11 @@ class Evaluator:
         """`reference`: the cached baseline ({"eager": ..., "compiled": ...}), or the one being measured;
         `earlier`: per timing set, a kept copy of the output that passed on its inputs, or None."""
         sets = [self.references.get(task, case) for case in timing_cases(task)]
+        probes = [self.references.get(task, case) for case in probes_module.probe_cases(task, self.probe_offsets)]
+        if not all(probes_module.same_configuration(p.inputs, sets[0].inputs) for p in probes):
+            probes = []  # a task whose configuration depends on the seed beyond its period
         event_log.case_event(task.id, "timing_asked")
-        candidate, method = self._time_candidate(box, task, sets, earlier)
+        candidate, method = self._time_candidate(box, task, sets, earlier, probes)
         event_log.case_event(task.id, "timed_checked")
         try:
             measured = reference if isinstance(reference, dict) else reference.result()
@@ -646,32 +652,38 @@ class Evaluator:
                 "the hardware allows is rejected (work escaping the timer, or results computed ahead of time)"))
         result.performance = perf
 
-    def _time_candidate(self, box: Sandbox, task: Task, sets: list[CaseData],
-                        earlier: list[Any]) -> tuple[TimingStats, str]:
+    def _time_candidate(self, box: Sandbox, task: Task, sets: list[CaseData], earlier: list[Any],
+                        probes: list[CaseData]) -> tuple[TimingStats, str]:
         """The candidate's timing statistics, and how it was timed (CUDA events, or wall time when it
         launched on streams of its own)."""
-        box.send({"op": "time", "sets": [str(d.inputs_file) for d in sets], "policy": self.config.timing_policy})
-        message = box.recv()
+        box.send(protocol.encode(protocol.TimeCalls(sets=tuple(str(d.inputs_file) for d in sets),
+                                                    probes=tuple(str(d.inputs_file) for d in probes),
+                                                    policy=self.config.timing_policy)))
+        message = _parsed(box.recv())
         event_log.case_event(task.id, "timed")
-        if message.get("event") == "failed":
-            raise Verdicts(Verdict(message.get("verdict", "RUNTIME_FAIL")) if message.get("verdict") in
-                           {"RUNTIME_FAIL", "CONTRACT_FAIL"} else Verdict.RUNTIME_FAIL,
-                           "while timing: " + str(message.get("reason")), message.get("traceback"))
-        if message.get("event") != "timed":
+        if isinstance(message, protocol.Failed):
+            raise Verdicts(Verdict(message.verdict) if message.verdict in {"RUNTIME_FAIL", "CONTRACT_FAIL"}
+                           else Verdict.RUNTIME_FAIL, "while timing: " + message.reason, message.traceback or None)
+        if not isinstance(message, protocol.Timed):
             raise Verdicts(Verdict.CONTRACT_FAIL, "the candidate's process sent an unexpected message")
-        self._check_timed_calls(box, task, sets, message, earlier)
-        samples = [float(x) for x in message.get("samples_ms", []) if isinstance(x, (int, float))]
-        if not samples:
+        self._check_timed_calls(box, task, sets + probes, message, earlier + [None] * len(probes))
+        if not message.samples_ms:
             raise Verdicts(Verdict.RUNTIME_FAIL, "timing produced no samples")
-        return stats(samples), "wall" if message.get("side_stream") else "events"
+        timed = stats(list(message.samples_ms))
+        if len(message.probe_ms) != len(probes):
+            raise Verdicts(Verdict.CONTRACT_FAIL, "the candidate's process reported no timing for the probe calls")
+        replayed = probes_module.replay_reason(timed.median_ms, list(message.probe_ms))
+        if replayed:
+            raise Verdicts(Verdict.CONTRACT_FAIL, replayed)
+        return timed, "wall" if message.side_stream else "events"
 
-    def _check_timed_calls(self, box: Sandbox, task: Task, sets: list[CaseData], message: dict,
+    def _check_timed_calls(self, box: Sandbox, task: Task, sets: list[CaseData], message: protocol.Timed,
                            earlier: list[Any]) -> None:
-        if message.get("calls_without_launch"):
+        if message.calls_without_launch:
             raise Verdicts(Verdict.CONTRACT_FAIL, "some timed calls launched no Triton kernel (results cached or "
                            "replayed across calls are not allowed)")
-        if message.get("violations"):
-            ops = ", ".join(str(v) for v in message["violations"][:8])
+        if message.violations:
+            ops = ", ".join(message.violations[:8])
             raise Verdicts(Verdict.CONTRACT_FAIL, f"timed calls ran PyTorch operators on the host ({ops})")
         for k, data in enumerate(sets):
             try:
@@ -684,8 +696,8 @@ class Evaluator:
             problem = structure_problem(data.expected.lo, out)
             judgement = None if problem else self._judge(task, data, [out])
             if problem or not judgement.passed:
-                raise Verdicts(Verdict.CONTRACT_FAIL, "a timed call returned wrong results although the same call "
-                               "passed before timing (results cached, replayed or computed ahead?): "
+                raise Verdicts(Verdict.CONTRACT_FAIL, "a timed call returned wrong results although calls of the "
+                               "same configuration passed before timing (results cached, replayed or computed ahead?): "
                                + (problem or judgement.reason))
 
     def _baseline_keys(self, task: Task) -> dict[str, str]:
@@ -763,12 +775,19 @@ def _send_ready_cases(box: Sandbox, feed: CaseFeed, members: list[int], sent: in
     ready, before = feed.ready(), sent
     while sent < len(members) and members[sent] < ready:
         index = members[sent]
-        box.send({"op": "case", "index": index, "inputs": str(feed.data[index].inputs_file)})
+        box.send(protocol.encode(protocol.RunCase(index=index, inputs=str(feed.data[index].inputs_file))))
         event_log.case_event(feed.task.id, "sent", index, to=box.kind)
         sent += 1
     if sent == len(members) and before < sent:
-        box.send({"op": "cases_end"})
+        box.send(protocol.encode(protocol.CasesEnd()))
     return sent
+
+
+def _parsed(message: dict) -> Any:
+    try:
+        return protocol.parse_event(message)
+    except protocol.ProtocolError as exc:
+        raise Verdicts(Verdict.CONTRACT_FAIL, f"the candidate's process sent a malformed message ({exc})") from None
 
 
 def _seconds(value: Any) -> float:
@@ -795,14 +814,6 @@ def _kernels(shares: list[Share]) -> list[KernelInfo]:
     """Compile metadata per kernel name, from the first share that launched it."""
     found: dict[str, KernelInfo] = {}
     for share in shares:
-        for entry in share.kernels:
-            if not isinstance(entry.get("name"), str):
-                continue
-            info = KernelInfo(**_known(entry, KernelInfo))
+        for info in share.kernels:
             found.setdefault(info.name, info)
     return list(found.values())
-
-
-def _known(data: dict, cls) -> dict:
-    names = set(cls.__dataclass_fields__)
-    return {k: v for k, v in data.items() if k in names}

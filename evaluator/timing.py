@@ -85,6 +85,7 @@ class Measurement:
     events_ms: list[float]
     walls_ms: list[float]
     guarded_reps: int
+    spin: int = 0  # GPU spin cycles ahead of each call
 
     def escaped_stream(self, policy: "TimingPolicy") -> bool:
         event, wall = statistics.median(self.events_ms), statistics.median(self.walls_ms)
@@ -174,4 +175,21 @@ def measure(call: Callable[[bool], None], prepare: Callable[[int], None], n_sets
             if perf_counter() - began > policy.max_seconds or (
                     len(events) % 10 == 0 and median_is_stable(events, policy.target_rel_se)):
                 break
-    return Measurement(events, walls, guarded)
+    return Measurement(events, walls, guarded, spin)
+
+
+def time_once(call: Callable[[bool], None], prepare: Callable[[], None], spin: int) -> tuple[float, float]:
+    """One unguarded call timed as `measure` times each repetition: (events ms, wall ms)."""
+    perf_counter, sync = _perf_counter, _synchronize
+    pre, start, end = (_Event(enable_timing=True) for _ in range(3))
+    prepare()
+    sync()
+    t0 = perf_counter()
+    _record(pre)
+    if spin:
+        _spin(spin)
+    _record(start)
+    call(False)
+    _record(end)
+    sync()
+    return _elapsed(start, end), (perf_counter() - t0) * 1e3 - _elapsed(pre, start)

@@ -18,12 +18,12 @@ from typing import Any, Callable
 
 import torch
 
-from evaluator import candidate_source, event_log, gpu_lock, wire
+from evaluator import candidate_source, event_log, gpu_lock, protocol, wire
 from evaluator.compile_board import CompileBoard
 from evaluator.contracts import same_bits
 from evaluator.guards import LaunchRecorder, TorchGuard, live_threads, poison_value
 from evaluator.task import Inputs, clone_inputs, judged_outputs, map_tensors, on_device, pinned_copy
-from evaluator.timing import TimingPolicy, measure
+from evaluator.timing import TimingPolicy, measure, time_once
 
 CANDIDATE_MODULE = "candidate"
 HOST = torch.device("cpu")
@@ -105,9 +105,9 @@ class CandidateProcess:
 
     def fail(self, phase: str, exc: BaseException, verdict: str | None = None, **extra) -> None:
         verdict = verdict or classify(exc)[0]
-        self.channel.send({"event": "failed", "phase": phase, "verdict": verdict,
-                           "reason": describe_failure(exc, verdict),
-                           "traceback": trimmed_traceback(exc, self.candidate_path), **extra})
+        self.channel.send(protocol.encode(protocol.Failed(
+            phase=phase, verdict=verdict, reason=describe_failure(exc, verdict)[:protocol.MAX_TEXT],
+            traceback=trimmed_traceback(exc, self.candidate_path)[-protocol.MAX_TEXT:], **extra)))
 
     def start(self) -> bool:
         self.recorder.install()
@@ -117,7 +117,7 @@ class CandidateProcess:
         except BaseException as exc:  # noqa: BLE001 - any failure of untrusted code is a verdict
             self.fail("import", exc, verdict="COMPILE_FAIL" if not isinstance(exc, SystemExit) else "RUNTIME_FAIL")
             return False
-        self.channel.send({"event": "imported"})
+        self.channel.send(protocol.encode(protocol.Imported()))
         return True
 
     def sync(self) -> None:
@@ -142,18 +142,18 @@ class CandidateProcess:
             self.recorder.locking = False
         report = {
             "launches": self.recorder.launches - launches_before,
-            "violations": guard.violations,
+            "violations": tuple(guard.violations),
             "new_threads": len(live_threads() - threads_before),
-            "mutated": changed_arguments(inputs, call_inputs, self.mutates),
+            "mutated": tuple(changed_arguments(inputs, call_inputs, self.mutates)),
             "seconds": time.perf_counter() - began,
         }
         return returned, call_inputs, report
 
     def next_case(self) -> tuple[int, str] | None:
         """The evaluator streams cases as their inputs are ready: (index, inputs file), None at the end."""
-        command = self.channel.recv()
-        if command.get("op") == "case":
-            return int(command["index"]), str(command["inputs"])
+        command = protocol.parse_command(self.channel.recv())
+        if isinstance(command, protocol.RunCase):
+            return command.index, command.inputs
         return None
 
     def run_cases(self) -> bool:
@@ -162,9 +162,9 @@ class CandidateProcess:
                 return False
             if self.device.type == "cuda":
                 torch.cuda.empty_cache()  # the case's tensors are gone; other candidates share this GPU
-        self.channel.send({"event": "cases_done", "kernels": [vars(k) for k in self.recorder.kernels.values()],
-                           "compile_seconds": self.recorder.compile_seconds,
-                           "scout_wait_seconds": self.recorder.scout_wait_seconds})
+        self.channel.send(protocol.encode(protocol.CasesDone(
+            kernels=tuple(vars(k) for k in self.recorder.kernels.values()),
+            compile_seconds=self.recorder.compile_seconds, scout_wait_seconds=self.recorder.scout_wait_seconds)))
         log_gpu_memory("correctness", self.device)
         return True
 
@@ -191,22 +191,23 @@ class CandidateProcess:
                 verdict, fatal = classify(exc)
                 self.fail("call", exc, verdict=verdict, case=index, run=run, fatal=fatal)
                 return False
-            self.channel.send({"event": "call", "case": index, "run": run, "file": str(out_path), **report})
+            self.channel.send(protocol.encode(protocol.CallDone(case=index, run=run, file=str(out_path), **report)))
         return True
 
-    def time_candidate(self, command: dict[str, Any]) -> None:
-        sets = [on_device(wire.load(path), self.device) for path in command["sets"]]
-        policy = TimingPolicy(**command.get("policy", {}))
+    def time_candidate(self, command: protocol.TimeCalls) -> None:
+        sets = [on_device(wire.load(path), self.device) for path in command.sets]
+        probes = [on_device(wire.load(path), self.device) for path in command.probes]
+        policy = TimingPolicy(**command.policy)
         with gpu_lock.exclusive(self.job.get("lock_dir"), "timing"):
             result = time_function(self.entry, sets, self.mutates, self.recorder, self.extra_allowed, policy,
-                                   self.device)
+                                   self.device, probes=probes)
         kept = result.pop("kept")
         # off the GPU before the next candidate is timed
         with gpu_lock.shared(self.job.get("lock_dir"), "timed outputs to the host"):
             kept = {k: to_host(v) for k, v in kept.items()}
         for k, value in kept.items():
             wire.save({"out": value}, self.scratch / f"timed_set{k}.pt")
-        self.channel.send({"event": "timed", **result})
+        self.channel.send(protocol.encode(protocol.Timed(**result)))
         log_gpu_memory("timing", self.device)
 
 
@@ -275,12 +276,14 @@ def resolve_entry(module, entry: str, model_init: str | None = None, device: tor
 
 def time_function(fn: Callable, sets: list[Inputs], mutates: tuple[int, ...], recorder: LaunchRecorder | None,
                   extra_allowed: frozenset[str], policy: TimingPolicy,
-                  device: torch.device, keep_outputs: bool = True) -> dict[str, Any]:
-    """Time `fn` rotating through input sets copied into fixed working buffers.
+                  device: torch.device, keep_outputs: bool = True, probes: list[Inputs] = ()) -> dict[str, Any]:
+    """Time `fn` rotating through input sets copied into fixed working buffers, then once on each
+    of `probes` (inputs never seen before, same configuration) in the same buffers.
 
-    The judged outputs of the last repetition of each set come back under "kept" (by set index),
-    for the evaluator to check, so a kernel that replays or caches results across timed calls is
-    caught.
+    The judged outputs of the last repetition of each set come back under "kept" (by set index,
+    the probes' after the sets'), for the evaluator to check, so a kernel that replays or caches
+    results across timed calls is caught; "probe_ms" times the probe calls, which nothing can have
+    cached, for the evaluator to compare with the rotation's median.
     """
     work = clone_inputs(sets[0])
     flush = torch.empty(_l2_flush_bytes(device), dtype=torch.uint8, device=device)
@@ -290,7 +293,10 @@ def time_function(fn: Callable, sets: list[Inputs], mutates: tuple[int, ...], re
     violations: list[str] = []
 
     def prepare(k: int) -> None:
-        for dst, src in zip(_tensors(work), _tensors(sets[k])):
+        prepare_probe(sets[k])
+
+    def prepare_probe(inputs: Inputs) -> None:
+        for dst, src in zip(_tensors(work), _tensors(inputs)):
             dst.copy_(src)
         flush.zero_()
 
@@ -320,14 +326,19 @@ def time_function(fn: Callable, sets: list[Inputs], mutates: tuple[int, ...], re
         recorder.track_streams = True
     try:
         measurement = measure(call, prepare, len(sets), policy, after=keep)
+        probed = []
+        for k, probe in enumerate(probes):  # each once, on inputs never seen before
+            probed.append(time_once(call, lambda: prepare_probe(probe), measurement.spin))
+            keep(len(sets) + k)
     finally:
         if recorder is not None:
             recorder.track_streams = False
     foreign = recorder.streams - {torch.cuda.current_stream(device).cuda_stream} if recorder else set()
     side_stream = bool(foreign) or measurement.escaped_stream(policy)
     samples = measurement.walls_ms if side_stream else measurement.events_ms
-    return {"samples_ms": samples, "side_stream": side_stream,
+    return {"samples_ms": samples, "side_stream": side_stream, "probe_ms": [p[side_stream] for p in probed],
             "calls_without_launch": calls_without_launch, "violations": violations, "kept": kept}
+
 
 
 def _detached_copy(value):
@@ -369,7 +380,8 @@ def serve(scratch: Path) -> None:
             command = process.channel.recv()
         except EOFError:
             return
-        if command.get("op") == "time":
+        command = protocol.parse_command(command)
+        if isinstance(command, protocol.TimeCalls):
             try:
                 process.time_candidate(command)
             except BaseException as exc:  # noqa: BLE001

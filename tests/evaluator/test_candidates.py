@@ -3,8 +3,8 @@
 Header lines: `# task:`, `# expect:` (verdict), `# reason:` (a fragment of the reason),
 optionally `# static: off` (prove the runtime guard alone), `# step-seconds:`,
 `# memory-limit: watchdog`, `# disk-limit:` (MiB) and `# gpu: also` (run on a GPU as well, where what
-it attempts differs there: Triton compiles kernels from their source only on a GPU). Drop a new file
-in either folder to add a case.
+it attempts differs there: Triton compiles kernels from their source only on a GPU) or `# gpu: only`
+(what it attempts needs GPU timing). Drop a new file in either folder to add a case.
 """
 
 import re
@@ -29,10 +29,11 @@ def header(path: Path) -> dict[str, str]:
     return fields
 
 
-ON_GPU = [p for p in CANDIDATES if header(p).get("gpu") == "also"]
+ON_GPU = [p for p in CANDIDATES if header(p).get("gpu") in ("also", "only")]
+ON_CPU = [p for p in CANDIDATES if header(p).get("gpu") != "only"]
 
 
-@pytest.mark.parametrize("path", CANDIDATES, ids=lambda p: f"{p.parent.name}/{p.stem}")
+@pytest.mark.parametrize("path", ON_CPU, ids=lambda p: f"{p.parent.name}/{p.stem}")
 def test_candidate_gets_its_verdict(path, evaluators, suite):
     _check(path, evaluators, suite, "cpu")
 

@@ -1,0 +1,65 @@
+"""Probe calls: timed calls on inputs the candidate has never seen.
+
+The timing sets rotate, and they were judged during correctness, so a candidate could remember
+their answers (keyed by a fingerprint of the inputs) and replay them instead of computing. After
+the rotation the candidate runs once on each probe set: drawn with a seed this evaluator picked at
+random, in the same configuration as the timing sets (same shapes, dtypes and non-tensor
+arguments), judged like every timed output. Nothing can have been cached for them, so if even the
+fastest probe call takes REPLAY_RATIO times the rotation's median or more, the rotation's calls
+were not computing what the probe calls computed.
+"""
+
+from __future__ import annotations
+
+import secrets
+from typing import Any
+
+import torch
+
+from evaluator.cases import Case, timing_cases
+from evaluator.task import Inputs, Task
+
+PROBES = 2
+# A seed offset by a multiple of this keeps `seed % k` for every k up to 10: tasks that pick a
+# configuration by `seed % len(cases)` get the timing set's configuration.
+SEED_PERIOD = 2520
+REPLAY_RATIO = 2.0
+# Below this the launch itself dominates and there is nothing worth replaying.
+PROBE_FLOOR_MS = 0.02
+
+
+def draw_seeds(count: int = PROBES) -> tuple[int, ...]:
+    """Offsets for one evaluator's probe seeds (the same for every task it scores, secret to candidates)."""
+    return tuple(SEED_PERIOD * (1 + secrets.randbelow(1 << 20)) for _ in range(count))
+
+
+def probe_cases(task: Task, offsets: tuple[int, ...]) -> list[Case]:
+    first = timing_cases(task)[0]
+    return [Case(first.size, first.dtype, first.mode, first.seed + offset) for offset in offsets]
+
+
+def same_configuration(a: Inputs, b: Inputs) -> bool:
+    """Same tensor shapes, dtypes and layout, and equal non-tensor arguments."""
+    return _signature(a.args) == _signature(b.args) and _signature(a.kwargs) == _signature(b.kwargs)
+
+
+def _signature(value: Any) -> Any:
+    if isinstance(value, torch.Tensor):
+        return ("tensor", tuple(value.shape), value.dtype, tuple(value.stride()))
+    if isinstance(value, (list, tuple)):
+        return (type(value).__name__, tuple(_signature(v) for v in value))
+    if isinstance(value, dict):
+        return tuple(sorted((k, _signature(v)) for k, v in value.items()))
+    return repr(value)
+
+
+def replay_reason(median_ms: float, probe_ms: list[float]) -> str | None:
+    """Why the rotation's median cannot be what the candidate computes, or None."""
+    if not probe_ms:
+        return None
+    fastest = min(probe_ms)
+    if fastest < PROBE_FLOOR_MS or fastest < REPLAY_RATIO * median_ms:
+        return None
+    return (f"timed calls on repeated inputs took {median_ms:.4f} ms (median), but calls on inputs never seen "
+            f"before took at least {fastest:.4f} ms ({fastest / median_ms:.1f}x): results cached or replayed "
+            "across calls are not allowed")

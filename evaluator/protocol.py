@@ -1,0 +1,193 @@
+"""The messages between the evaluator and the processes that run candidate code, as types.
+
+Each message is a frozen dataclass; on the wire it is one JSON object, its kind under "event"
+(child to evaluator) or "op" (evaluator to child) and its fields beside it. `parse_event` is the
+one way the evaluator reads what a candidate's process sent: every field must be present (or have
+a default) with exactly its declared type (an int is not a bool, a float is finite), and nothing
+else may be there; anything else raises ProtocolError, which the evaluator turns into
+CONTRACT_FAIL. What a field claims is still the child's word: the evaluator judges outputs itself,
+and takes counts and timings only where it can check them (see SECURITY.md).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import math
+import types
+import typing
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from evaluator.result import KernelInfo
+
+MAX_TEXT = 1 << 16  # characters of any one string field
+MAX_ITEMS = 1 << 16  # items of any one list field
+
+
+class ProtocolError(ValueError):
+    pass
+
+
+# child -> evaluator ---------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Imported:
+    EVENT: ClassVar[str] = "imported"
+
+
+@dataclass(frozen=True)
+class Failed:
+    EVENT: ClassVar[str] = "failed"
+    phase: str
+    verdict: str
+    reason: str
+    traceback: str = ""
+    case: int | None = None
+    run: int | None = None
+    fatal: bool = False
+
+
+@dataclass(frozen=True)
+class CallDone:
+    """One run of one case: its outputs are in `file`, for the evaluator to read and judge."""
+    EVENT: ClassVar[str] = "call"
+    case: int
+    run: int
+    file: str
+    launches: int
+    violations: tuple[str, ...]
+    new_threads: int
+    mutated: tuple[str, ...]
+    seconds: float
+
+
+@dataclass(frozen=True)
+class CasesDone:
+    EVENT: ClassVar[str] = "cases_done"
+    kernels: tuple[KernelInfo, ...]
+    compile_seconds: float
+    scout_wait_seconds: float
+
+
+@dataclass(frozen=True)
+class Timed:
+    """Timing samples of the rotation and of the probe calls (probes.py); outputs are in files."""
+    EVENT: ClassVar[str] = "timed"
+    samples_ms: tuple[float, ...]
+    probe_ms: tuple[float, ...]
+    side_stream: bool
+    calls_without_launch: int
+    violations: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Scouted:
+    EVENT: ClassVar[str] = "scouted"
+    compiled: int
+    failed: int
+
+
+# evaluator -> child ---------------------------------------------------------------------------
+@dataclass(frozen=True)
+class RunCase:
+    OP: ClassVar[str] = "case"
+    index: int
+    inputs: str
+
+
+@dataclass(frozen=True)
+class CasesEnd:
+    OP: ClassVar[str] = "cases_end"
+
+
+@dataclass(frozen=True)
+class TimeCalls:
+    OP: ClassVar[str] = "time"
+    sets: tuple[str, ...]
+    probes: tuple[str, ...] = ()
+    policy: dict = field(default_factory=dict)
+
+
+EVENTS = {kind.EVENT: kind for kind in (Imported, Failed, CallDone, CasesDone, Timed, Scouted)}
+COMMANDS = {kind.OP: kind for kind in (RunCase, CasesEnd, TimeCalls)}
+
+
+def encode(message: Any) -> dict[str, Any]:
+    key, name = ("event", message.EVENT) if hasattr(message, "EVENT") else ("op", message.OP)
+    return {key: name, **_plain(message)}
+
+
+def _plain(value: Any) -> Any:
+    if dataclasses.is_dataclass(value):
+        return {f.name: _plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return value
+
+
+def parse_event(raw: Any) -> Any:
+    return _parse(raw, "event", EVENTS)
+
+
+def parse_command(raw: Any) -> Any:
+    return _parse(raw, "op", COMMANDS)
+
+
+def _parse(raw: Any, key: str, kinds: dict[str, type]) -> Any:
+    if not isinstance(raw, dict):
+        raise ProtocolError("a message is not a JSON object")
+    kind = kinds.get(raw.get(key))
+    if kind is None:
+        raise ProtocolError(f"unknown message {str(raw.get(key))[:40]!r}")
+    return _record(kind, raw, key)
+
+
+def _record(kind: type, raw: dict, key: str | None = None) -> Any:
+    fields = {f.name: f for f in dataclasses.fields(kind)}
+    unknown = set(raw) - set(fields) - {key}
+    if unknown:
+        raise ProtocolError(f"{kind.__name__} has no field {sorted(unknown)[0][:40]!r}")
+    values = {}
+    for name, spec in fields.items():
+        if name in raw:
+            values[name] = _typed(_hints(kind)[name], raw[name], f"{kind.__name__}.{name}")
+        elif spec.default is dataclasses.MISSING and spec.default_factory is dataclasses.MISSING:
+            raise ProtocolError(f"{kind.__name__} lacks {name!r}")
+    return kind(**values)
+
+
+@functools.lru_cache(maxsize=None)
+def _hints(kind: type) -> dict[str, Any]:
+    return typing.get_type_hints(kind)
+
+
+def _typed(tp: Any, value: Any, where: str) -> Any:
+    origin, args = typing.get_origin(tp), typing.get_args(tp)
+    if origin in (typing.Union, types.UnionType):
+        if value is None and type(None) in args:
+            return None
+        return _typed(next(a for a in args if a is not type(None)), value, where)
+    if origin is tuple:
+        if not isinstance(value, list) or len(value) > MAX_ITEMS:
+            raise ProtocolError(f"{where} is not a list")
+        return tuple(_typed(args[0], v, where) for v in value)
+    if dataclasses.is_dataclass(tp):
+        if not isinstance(value, dict):
+            raise ProtocolError(f"{where} is not an object")
+        return _record(tp, value)
+    if tp is bool:
+        ok = isinstance(value, bool)
+    elif tp is int:
+        ok = isinstance(value, int) and not isinstance(value, bool)
+    elif tp is float:
+        ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+        value = float(value) if ok else value
+    elif tp is str:
+        ok = isinstance(value, str) and len(value) <= MAX_TEXT
+    elif tp is dict:
+        ok = isinstance(value, dict)
+    else:  # pragma: no cover - a field type this module does not declare
+        raise TypeError(f"unsupported field type {tp!r}")
+    if not ok:
+        raise ProtocolError(f"{where} is not a {getattr(tp, '__name__', tp)}")
+    return value
