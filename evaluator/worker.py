@@ -18,7 +18,7 @@ from typing import Any, Callable
 
 import torch
 
-from evaluator import candidate_source, event_log, gpu_lock, protocol, wire
+from evaluator import candidate_source, event_log, gpu_lock, interpreted_autotune, protocol, wire
 from evaluator.compile_board import CompileBoard
 from evaluator.contracts import same_bits
 from evaluator.guards import LaunchRecorder, TorchGuard, live_threads, poison_value
@@ -111,6 +111,8 @@ class CandidateProcess:
 
     def start(self) -> bool:
         self.recorder.install()
+        if self.device.type == "cpu":
+            interpreted_autotune.first_config_only()
         use_device(self.device, self.job.get("gpu_memory_fraction"))
         try:
             self.entry = import_candidate(self.candidate_path, self.job, self.device)
