@@ -30,6 +30,7 @@ from evaluator.cases import Case, plan, timing_cases
 from evaluator.compile_board import CompileBoard
 from evaluator.contracts import dtype_name, flatten, identical, structure_problem
 from evaluator.environment import device_key, environment
+from evaluator.guards import COPY_OPS
 from evaluator.integrity import ProjectIntegrity
 from evaluator.interop import strip_kernelbenchx_harness
 from evaluator.kept_outputs import KeptOutputs
@@ -332,6 +333,7 @@ class Evaluator:
         """What a candidate's process (or its scout) is told about its task."""
         return {"task": task.id, "entry": entry, "device": str(self.device), "mutates": list(task.mutates),
                 "allowed_aten": sorted({op for a in task.allowed for op in a.aten}),
+                "denied_aten": [] if task.host_copies else sorted(COPY_OPS),
                 "lock_dir": str(self.lock_dir) if self.lock_dir else None,
                 "gpu_memory_fraction": self.config.gpu_memory_fraction if self.on_gpu else None,
                 "model_init": str(self.references.model_init_file(task)) if task.model_init else None}

@@ -35,6 +35,10 @@ ALLOWED_OPS = ALLOCATING_OPS | {
     "resize_",
 }
 
+# Operators that copy data: allowed on the host (a .contiguous() before a launch), except in tasks
+# whose whole work is a copy (Task.host_copies).
+COPY_OPS = frozenset({"clone", "copy", "copy_", "_to_copy", "to", "contiguous"})
+
 # Two poison patterns: the candidate runs twice, once with each, so an element nobody writes
 # fails the comparison or the agreement between runs whatever value it would have held.
 POISON_FLOAT = (math.nan, -31337.0)
@@ -146,6 +150,9 @@ def _patch_run(cls, recorder: LaunchRecorder) -> None:
             return original(self, *args, **kwargs)
         if callable(kwargs.get("grid")):
             kwargs["grid"] = _outside_kernel(kwargs["grid"], recorder)
+        hooks = getattr(self, "pre_run_hooks", None)
+        if hooks:
+            self.pre_run_hooks = [_outside_kernel(hook, recorder) for hook in hooks]
         recorder.in_kernel += 1
         if recorder.track_streams:
             recorder.streams.add(torch.cuda.current_stream().cuda_stream)
@@ -155,6 +162,8 @@ def _patch_run(cls, recorder: LaunchRecorder) -> None:
             kernel = original(self, *args, **kwargs)
         finally:
             recorder.in_kernel -= 1
+            if hooks:
+                self.pre_run_hooks = hooks
         recorder.launches += 1
         recorder.note(self, kernel)
         return kernel
@@ -163,25 +172,26 @@ def _patch_run(cls, recorder: LaunchRecorder) -> None:
     cls.run = run
 
 
-def _outside_kernel(grid: Callable, recorder: LaunchRecorder) -> Callable:
-    """The candidate's grid callable runs inside the launch, but it is the candidate's host code:
-    while it runs, the guard sees its PyTorch operators."""
-    def candidate_grid(meta):
+def _outside_kernel(fn: Callable, recorder: LaunchRecorder) -> Callable:
+    """The candidate's grid callable and pre-run hooks run inside the launch, but they are the
+    candidate's host code: while they run, the guard sees their PyTorch operators."""
+    def candidate_code(*args, **kwargs):
         depth, recorder.in_kernel = recorder.in_kernel, 0
         try:
-            return grid(meta)
+            return fn(*args, **kwargs)
         finally:
             recorder.in_kernel = depth
-    return candidate_grid
+    return candidate_code
 
 
 class TorchGuard(TorchDispatchMode):
     """Records host-side PyTorch operators outside Triton launches; poisons fresh allocations."""
 
-    def __init__(self, recorder: LaunchRecorder, extra_allowed: frozenset[str] = frozenset(), run: int | None = 0):
+    def __init__(self, recorder: LaunchRecorder, extra_allowed: frozenset[str] = frozenset(), run: int | None = 0,
+                 denied: frozenset[str] = frozenset()):
         super().__init__()
         self.recorder = recorder
-        self.allowed = ALLOWED_OPS | set(extra_allowed)
+        self.allowed = (ALLOWED_OPS | set(extra_allowed)) - set(denied)
         self.run = run
         self.violations: list[str] = []
 

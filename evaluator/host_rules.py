@@ -174,7 +174,7 @@ TENSOR_ATTRIBUTES = frozenset({
     "unflatten", "squeeze", "unsqueeze", "permute", "transpose", "t", "expand", "expand_as", "narrow",
     "select", "unbind", "split", "chunk", "movedim", "as_strided", "to", "type", "float", "half", "bfloat16",
     "double", "int", "long", "bool", "short", "char", "byte", "cuda", "cpu", "clone", "copy_", "fill_",
-    "zero_", "new_empty", "new_zeros", "new_ones", "new_full", "new_tensor", "item", "tolist",
+    "zero_", "new_empty", "new_zeros", "new_ones", "new_full", "new_tensor", "item",
     "is_floating_point", "is_complex", "is_signed", "get_device", "detach", "requires_grad_",
     "storage_offset", "dtype", "shape", "device", "ndim", "is_cuda", "is_cpu", "T", "mT", "mH", "H", "data",
     "requires_grad", "layout", "real", "imag", "view_as_real",

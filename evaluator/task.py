@@ -85,6 +85,9 @@ class Task:
     dtypes: tuple[torch.dtype, ...] = FLOAT_DTYPES
     contract: Contract = field(default_factory=Tolerance)
     allowed: tuple[Allowance, ...] = ()
+    # False where the task's whole work is a copy (permute_copy): host copies are then refused too,
+    # since `input.permute(dims).contiguous()` would be the answer.
+    host_copies: bool = True
     mutates: tuple[int, ...] = ()
     # The dtype whose matrix-unit peak bounds the arithmetic (e.g. int8 for W8A8 kernels);
     # None: the evaluated dtype.

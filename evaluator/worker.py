@@ -100,6 +100,7 @@ class CandidateProcess:
         if self.job.get("compile_board"):
             self.recorder.wait_for_scout(CompileBoard(self.job["compile_board"]))
         self.extra_allowed = frozenset(self.job.get("allowed_aten", []))
+        self.denied = frozenset(self.job.get("denied_aten", []))
         self.mutates = tuple(self.job.get("mutates", []))
         self.entry: Callable | None = None
 
@@ -132,7 +133,7 @@ class CandidateProcess:
         self.sync()
         threads_before = live_threads()
         launches_before = self.recorder.launches
-        guard = TorchGuard(self.recorder, self.extra_allowed, run=guard_run)
+        guard = TorchGuard(self.recorder, self.extra_allowed, run=guard_run, denied=self.denied)
         began = time.perf_counter()
         self.recorder.locking = True
         try:
@@ -202,7 +203,7 @@ class CandidateProcess:
         policy = TimingPolicy(**command.policy)
         with gpu_lock.exclusive(self.job.get("lock_dir"), "timing"):
             result = time_function(self.entry, sets, self.mutates, self.recorder, self.extra_allowed, policy,
-                                   self.device, probes=probes)
+                                   self.device, probes=probes, denied=self.denied)
         kept = result.pop("kept")
         # off the GPU before the next candidate is timed
         with gpu_lock.shared(self.job.get("lock_dir"), "timed outputs to the host"):
@@ -278,7 +279,8 @@ def resolve_entry(module, entry: str, model_init: str | None = None, device: tor
 
 def time_function(fn: Callable, sets: list[Inputs], mutates: tuple[int, ...], recorder: LaunchRecorder | None,
                   extra_allowed: frozenset[str], policy: TimingPolicy,
-                  device: torch.device, keep_outputs: bool = True, probes: list[Inputs] = ()) -> dict[str, Any]:
+                  device: torch.device, keep_outputs: bool = True, probes: list[Inputs] = (),
+                  denied: frozenset[str] = frozenset()) -> dict[str, Any]:
     """Time `fn` rotating through input sets copied into fixed working buffers, then once on each
     of `probes` (inputs never seen before, same configuration) in the same buffers.
 
@@ -306,7 +308,7 @@ def time_function(fn: Callable, sets: list[Inputs], mutates: tuple[int, ...], re
         nonlocal calls_without_launch
         before = recorder.launches if recorder else 0
         if guarded and recorder is not None:
-            guard = TorchGuard(recorder, extra_allowed, run=None)
+            guard = TorchGuard(recorder, extra_allowed, run=None, denied=denied)
             with guard:
                 returned["value"] = fn(*work.args, **work.kwargs)
                 wire.require_plain(returned["value"])

@@ -48,6 +48,7 @@ TASK = Task(
     reference=reference,
     make_inputs=make_inputs,
     cost=cost,
+    host_copies=False,
     dtypes=(torch.float32, torch.float16, torch.bfloat16, torch.int32),
     contract=Exact(),
 )
