@@ -113,7 +113,7 @@ class CandidateProcess:
     def start(self) -> bool:
         self.recorder.install()
         if self.device.type == "cpu":
-            interpreted_autotune.first_config_only()
+            interpreted_autotune.one_config()
         use_device(self.device, self.job.get("gpu_memory_fraction"))
         try:
             self.entry = import_candidate(self.candidate_path, self.job, self.device)

@@ -1,7 +1,7 @@
 # task: Activation/relu
 # expect: CORRECT
 # reason: all 24 cases passed
-# Autotuned with several configs: on the CPU interpreter, which cannot time them, the first runs.
+# Autotuned with several configs: on the CPU interpreter, which cannot time them, one runs.
 import torch
 import triton
 import triton.language as tl
