@@ -27,12 +27,13 @@ RULES = (
          "removed before checking and never runs",
          "the checked text is compiled and run as it is; a self-test block is the author's, not the kernel's"),
     Rule("imports", "`import` / `from ... import` of torch, torch.nn, torch.nn.functional, torch.cuda, triton, "
-         "triton.language (and triton.language.extra.libdevice), math, typing, __future__",
+         "triton.language (and triton.language.extra.libdevice), math, typing, dataclasses, __future__",
          "every other module reaches the file system, processes or the evaluator, or re-exports modules that do"),
     Rule("module-names", "from torch: dtypes, allocation (empty, zeros, ones, full, arange, *_like, "
          "`torch.tensor` of a scalar list), device and dtype queries, nn.Module, nn.Parameter and the task's "
          "allowances; from triton: jit, autotune, heuristics, Config, cdiv, next_power_of_2, constexpr, the "
-         "device-properties query; every triton.language function; every math function; typing's types",
+         "device-properties query; every triton.language function; every math function; typing's types; "
+         "dataclasses.dataclass",
          "PyTorch compute on the host would do the work the kernel is judged on; submodules re-export the rest"),
     Rule("builtins", "names the file binds itself, and the builtins len, range, int, float, bool, str, tuple, "
          "list, dict, set, min, max, abs, sum, any, all, zip, enumerate, sorted, reversed, round, divmod, pow, "
@@ -46,7 +47,8 @@ RULES = (
     Rule("dunders", "no double-underscore names, except defining `__init__` and calling `super().__init__()`",
          "dunders are Python's reflection: classes, globals, builtins, frames"),
     Rule("classes", "`class ModelNew(nn.Module)` (KernelBench's format) and other classes with no base or "
-         "nn.Module as the base, no keywords, a body of methods, a docstring and constant assignments",
+         "nn.Module as the base, no keywords, no decorator but @dataclass, a body of methods, a docstring "
+         "and constant assignments",
          "a subclass of a tensor, a tuple or anything the evaluator touches runs the candidate's code later, "
          "outside the guards"),
     Rule("decorators", "@triton.jit, @triton.autotune(configs=..., key=..., reset_to_zero=..., restore_value=..., "
@@ -83,7 +85,7 @@ def markdown_table() -> str:
 IMPORTABLE = frozenset({
     "torch", "torch.nn", "torch.nn.functional", "torch.cuda", "triton", "triton.language",
     "triton.language.extra", "triton.language.extra.libdevice", "triton.language.extra.cuda",
-    "triton.language.extra.cuda.libdevice", "math", "typing", "__future__",
+    "triton.language.extra.cuda.libdevice", "math", "typing", "dataclasses", "__future__",
 })
 # Namespaces reachable through attributes; each lists its allowed names in MODULE_NAMES.
 NAMESPACES = IMPORTABLE | {
@@ -153,6 +155,7 @@ MODULE_NAMES: dict[str, frozenset[str]] = {
     "math": _public_functions(math),
     "typing": TYPING_NAMES,
     "__future__": frozenset({"annotations"}),
+    "dataclasses": frozenset({"dataclass"}),
     **_triton_language_names(),
 }
 
@@ -239,6 +242,7 @@ JIT_ATTRIBUTES = _jit_value_attributes()
 JIT_DECORATORS = frozenset({"triton.jit", "triton.autotune", "triton.heuristics"})
 HOST_DECORATORS = frozenset({"torch.no_grad", "torch.inference_mode"})
 CLASS_BASES = frozenset({"torch.nn.Module"})
+CLASS_DECORATORS = frozenset({"dataclasses.dataclass"})
 CONSTEXPR_CALLS = frozenset({"triton.language.constexpr", "triton.constexpr"})
 AUTOTUNE_KEYWORDS = frozenset({"configs", "key", "reset_to_zero", "restore_value", "warmup", "rep",
                                "use_cuda_graph", "cache_results"})

@@ -352,7 +352,8 @@ class Checker(ast.NodeVisitor):
                              ast.UnaryOp, ast.Subscript, ast.Slice, ast.IfExp, ast.Compare, ast.BoolOp)):
             return not isinstance(node, ast.BinOp) or not isinstance(node.op, ast.MatMult)
         if isinstance(node, ast.Attribute):
-            return node.attr in rules.TENSOR_ATTRIBUTES or self.qualified(node) is not None
+            return (node.attr in rules.TENSOR_ATTRIBUTES or node.attr in self.scope.own_attributes
+                    or self.qualified(node) is not None)
         if isinstance(node, ast.Call):
             if node.keywords:
                 return False
@@ -428,8 +429,13 @@ class Checker(ast.NodeVisitor):
             if self.qualified(base) not in rules.CLASS_BASES:
                 self.problem(base, "classes", f"`{node.name}` may derive only from nn.Module, not "
                                               f"`{ast.unparse(base)}`")
-        if node.keywords or node.decorator_list:
-            self.problem(node, "classes", f"`{node.name}` takes no keywords (metaclass) and no decorators")
+        if node.keywords:
+            self.problem(node, "classes", f"`{node.name}` takes no keywords (metaclass)")
+        for deco in node.decorator_list:
+            if self._decorator_name(deco) not in rules.CLASS_DECORATORS:
+                self.problem(deco, "classes", f"the class decorator `{ast.unparse(deco)}` is not allowed")
+            elif isinstance(deco, ast.Call) and deco.args:
+                self.problem(deco, "classes", "@dataclass takes keywords only")
         for item in node.body:
             if isinstance(item, ast.FunctionDef):
                 self.functions.setdefault(f"{node.name}.{item.name}", item)

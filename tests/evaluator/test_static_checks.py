@@ -142,7 +142,7 @@ def test_empty_and_unparsable_sources(source, verdict):
     ("import operator\nreturn operator.methodcaller('softmax', -1)(x)", "imports"),
     ("import typing\nreturn typing.sys.modules['evaluator.worker']", "module-names"),
     ("import functools\nreturn functools.reduce(lambda a, b: a, [x])", "imports"),
-    ("import dataclasses\nreturn dataclasses.inspect.os.getcwd()", "imports"),
+    ("import dataclasses\nreturn dataclasses.inspect.os.getcwd()", "module-names"),
     ("return tl.core.builtins.exec('y = x.sum()')", "module-names"),
     ("return tl.math.core", "module-names"),
     ("return k.fn(x, y, x.numel(), 16)", "launches"),
@@ -172,6 +172,8 @@ def test_the_allowlist_refuses_what_it_does_not_name(body, rule):
     ("class Box:\n    def __iter__(self):\n        return iter(())\n", "dunders"),
     ("class Box:\n    print('at import')\n", "classes"),
     ("class Box(metaclass=type):\n    pass\n", "classes"),
+    ("import functools\n@functools.total_ordering\nclass Box:\n    pass\n", "imports"),
+    ("def deco(c):\n    return c\n@deco\nclass Box:\n    pass\n", "classes"),
     ("import functools\n@functools.lru_cache\ndef g(x):\n    return x\n", "decorators"),
     ("def deco(f):\n    return f\n@deco\ndef g(x):\n    return x\n", "decorators"),
     ("@triton.autotune(configs=[triton.Config({'B': 1})], key=[], prune_configs_by={'early_config_prune': "
@@ -212,6 +214,15 @@ def test_a_model_class_and_its_methods_pass():
             "    def run(self, x):\n        k[(1,)](x, self.weight, 1, BLOCK=16)\n"
             "    def forward(self, x):\n        self.run(x)\n        return x\n")
     report = check(code, entry="ModelNew.forward")
+    assert report.ok, report.problems
+
+
+def test_a_dataclass_config_passes():
+    code = ("from dataclasses import dataclass\n@dataclass(frozen=True)\nclass Launch:\n    BLOCK: int\n"
+            "    warps: int = 4\n    @staticmethod\n    def pick(n):\n        return Launch(16, 4)\n")
+    body = "cfg = Launch.pick(x.numel())\nk[lambda meta: (triton.cdiv(x.numel(), cfg.BLOCK),)](x, y, 1, BLOCK=cfg.BLOCK)\n" \
+           "return y"
+    report = check(code + launching(body))
     assert report.ok, report.problems
 
 
