@@ -169,6 +169,7 @@ class Evaluator:
         # the evaluator's own GPU memory small while candidates hold theirs.
         self._judging = threading.Semaphore(4) if self.on_gpu else contextlib.nullcontext()
         self._judges = ThreadPoolExecutor(thread_name_prefix="judge")  # large cases, beside their shares' loops
+        self._probe_builder = ThreadPoolExecutor(max_workers=2, thread_name_prefix="probe")  # while cases run
         self.kept_outputs = KeptOutputs(KEPT_OUTPUT_BYTES)
         self.integrity = ProjectIntegrity(self.config.watched or default_watched()) if self.config.watch_project else None
         self.tampered: list[str] = []
@@ -179,6 +180,7 @@ class Evaluator:
             self._calibrator.join()
         self.baseline_server.close()
         self._judges.shutdown(wait=True, cancel_futures=True)
+        self._probe_builder.shutdown(wait=True, cancel_futures=True)
         self.server.close()
         shutil.rmtree(self.work_dir, ignore_errors=True)
 
@@ -290,6 +292,7 @@ class Evaluator:
         timed = self.on_gpu and self.config.timing
         cached = self._cached_baseline(task) if timed else None
         early = self._early_baseline(task, feed) if timed and not cached else None
+        probing = self._probe_builder.submit(self._probe_sets, task) if timed else None
         try:
             with self._phase(result, "spawn"):
                 box = Sandbox(self.server, "candidate", job, {"candidate.py": source}, self.limits, reach)
@@ -303,12 +306,14 @@ class Evaluator:
                     result.stage = Stage.TIMING
                     earlier = [passed.get(feed.cases.index(case)) for case in timing_cases(task)]
                     with self._phase(result, "timing"):
-                        self._time(box, task, result, cached or early, earlier)
+                        self._time(box, task, result, cached or early, earlier, probing.result())
         except ChildGone as gone:
             raise Verdicts(Verdict(gone.verdict), gone.reason, gone.output_tail or None) from None
         finally:
             if early is not None:
                 early.cancel()
+            if probing is not None:
+                probing.cancel()
             feed.close()
             result.phases["references"] = feed.seconds
             shutil.rmtree(shared, ignore_errors=True)
@@ -615,16 +620,21 @@ class Evaluator:
         # kept as soon as measured: a candidate failing meanwhile leaves it for the task's next one
         return baseline.EarlyBaseline(inputs_ready, start, keep=lambda measured: self._keep_baseline(task, measured))
 
+    def _probe_sets(self, task: Task) -> list[CaseData]:
+        """The probe sets (built while the candidate runs its cases), or none where the task's
+        configuration depends on the seed beyond the probes' period."""
+        first = self.references.get(task, timing_cases(task)[0])
+        probes = [self.references.get(task, case) for case in probes_module.probe_cases(task, self.probe_offsets)]
+        return probes if all(probes_module.same_configuration(p.inputs, first.inputs) for p in probes) else []
+
     def _time(self, box: Sandbox, task: Task, result: EvalResult,
-              reference: dict[str, TimingStats] | baseline.EarlyBaseline, earlier: list[Any]) -> None:
+              reference: dict[str, TimingStats] | baseline.EarlyBaseline, earlier: list[Any],
+              probes: list[CaseData]) -> None:
         """`reference`: the cached baseline ({"eager": ..., "compiled": ...}), or the one being measured;
         `earlier`: per timing set, a kept copy of the output that passed on its inputs, or None."""
         sets = [self.references.get(task, case) for case in timing_cases(task)]
-        probes = [self.references.get(task, case) for case in probes_module.probe_cases(task, self.probe_offsets)]
-        if not all(probes_module.same_configuration(p.inputs, sets[0].inputs) for p in probes):
-            probes = []  # a task whose configuration depends on the seed beyond its period
         event_log.case_event(task.id, "timing_asked")
-        candidate, method = self._time_candidate(box, task, sets, earlier, probes)
+        candidate, method, probe_ms = self._time_candidate(box, task, sets, earlier, probes)
         event_log.case_event(task.id, "timed_checked")
         try:
             measured = reference if isinstance(reference, dict) else reference.result()
@@ -636,7 +646,7 @@ class Evaluator:
             baseline_error = gone.reason[:MAX_REASON_CHARS]
         perf = Performance(size="standard", dtype=dtype_name(task.primary_dtype), candidate=candidate, eager=eager,
                            compiled=compiled, timing_method=method,
-                           baseline_error=baseline_error)
+                           baseline_error=baseline_error, probe_ms=probe_ms)
         if eager:
             perf.speedup = eager.median_ms / candidate.median_ms
         if compiled:
@@ -655,7 +665,7 @@ class Evaluator:
         result.performance = perf
 
     def _time_candidate(self, box: Sandbox, task: Task, sets: list[CaseData], earlier: list[Any],
-                        probes: list[CaseData]) -> tuple[TimingStats, str]:
+                        probes: list[CaseData]) -> tuple[TimingStats, str, list[float]]:
         """The candidate's timing statistics, and how it was timed (CUDA events, or wall time when it
         launched on streams of its own)."""
         box.send(protocol.encode(protocol.TimeCalls(sets=tuple(str(d.inputs_file) for d in sets),
@@ -677,7 +687,7 @@ class Evaluator:
         replayed = probes_module.replay_reason(timed.median_ms, list(message.probe_ms))
         if replayed:
             raise Verdicts(Verdict.CONTRACT_FAIL, replayed)
-        return timed, "wall" if message.side_stream else "events"
+        return timed, "wall" if message.side_stream else "events", list(message.probe_ms)
 
     def _check_timed_calls(self, box: Sandbox, task: Task, sets: list[CaseData], message: protocol.Timed,
                            earlier: list[Any]) -> None:

@@ -2,8 +2,8 @@
 
 The timing sets rotate, and they were judged during correctness, so a candidate could remember
 their answers (keyed by a fingerprint of the inputs) and replay them instead of computing. After
-the rotation the candidate runs once on each probe set: drawn with a seed this evaluator picked at
-random, in the same configuration as the timing sets (same shapes, dtypes and non-tensor
+the rotation the candidate runs once on each probe set (one: each costs a standard-size reference,
+built while the candidate runs its cases): drawn with a seed this evaluator picked at random, in the same configuration as the timing sets (same shapes, dtypes and non-tensor
 arguments), judged like every timed output. Nothing can have been cached for them, so if even the
 fastest probe call takes REPLAY_RATIO times the rotation's median or more, the rotation's calls
 were not computing what the probe calls computed.
@@ -19,7 +19,7 @@ import torch
 from evaluator.cases import Case, timing_cases
 from evaluator.task import Inputs, Task
 
-PROBES = 2
+PROBES = 1
 # A seed offset by a multiple of this keeps `seed % k` for every k up to 10: tasks that pick a
 # configuration by `seed % len(cases)` get the timing set's configuration.
 SEED_PERIOD = 2520

@@ -89,6 +89,8 @@ class Performance:
     timing_method: str = "events"
     # Set when the eager baseline could not be measured (the speedup is then missing).
     baseline_error: str | None = None
+    # Times of the calls on inputs never seen before, which corroborate the median (probes.py).
+    probe_ms: list[float] = field(default_factory=list)
 
 
 @dataclass

@@ -13,6 +13,7 @@ import torch
 from evaluator.cases import plan, timing_cases
 from evaluator.evaluate import Evaluator, EvaluatorConfig
 from evaluator.loader import FOUNDATION_TASKS, find_task
+from evaluator.probes import PROBES
 from evaluator.roofline import IMPOSSIBLE_FACTOR
 
 pytestmark = pytest.mark.gpu
@@ -355,7 +356,8 @@ def test_baselines_asked_for_together_share_one_process_and_one_exclusive_hold(t
 
 def test_identical_runs_and_timed_results_are_judged_once(tmp_path, gelu_task, monkeypatch):
     """A deterministic candidate: each case's second run is bit for bit its first, and the timed
-    calls return what passed before, so each case is judged once, on one run, and timing adds none."""
+    calls return what passed before, so each case is judged once, on one run, and timing adds only
+    the probe calls."""
     with Evaluator(EvaluatorConfig(device="cuda", cache_dir=tmp_path)) as evaluator:
         runs_judged = []
         judge = evaluator._judge
@@ -363,7 +365,8 @@ def test_identical_runs_and_timed_results_are_judged_once(tmp_path, gelu_task, m
                             judge(task, data, runs))
         result = evaluator.evaluate(gelu_task, gelu_task.solution_path.read_text())
         assert result.correct and result.performance is not None, result.reason
-        assert runs_judged == [1] * len(plan(gelu_task, on_gpu=True))
+        # every case once, and the probe calls' outputs (inputs never seen before) once each
+        assert runs_judged == [1] * (len(plan(gelu_task, on_gpu=True)) + PROBES)
         gc.collect()
         assert evaluator.kept_outputs.held == 0, "the kept copies went with their evaluation"
 
