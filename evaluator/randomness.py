@@ -4,26 +4,39 @@ Random outputs are never compared with torch's own random stream. Instead a case
 distribution tests on each run (range, Kolmogorov-Smirnov, mean and variance), by tests that catch
 a broken random stream (values repeating at fixed distances, which is what programs seeded
 identically produce; runs of consecutive values reappearing anywhere; too few distinct values),
-and by comparing the runs with each other (two calls must not return the same numbers). Every
-function returns a list of failure sentences written for the author of the kernel; an empty list
-means the check passed.
+by independence tests within each run and between the runs (see "Independence" below: correlation
+at every lag of a window, joint histograms at block, row and half distances, parts or calls that
+share their values, block sums that vary too much or too little, and for dropout masks Fisher's
+exact test of positions dropped together, within a call and between calls), and by comparing the
+runs with each other (two calls must not return the same numbers). Every function returns a list
+of failure sentences written for the author of the kernel; an empty list means the check passed.
 
 Thresholds are set so that a correct generator almost never fails: the KS test at p = 1e-6 (a
 case runs a few KS tests and a suite many cases), moments within 6 standard errors, repetition
 counts within 6 standard deviations (plus a small constant) of what independent draws give, where
-the chance that two draws are equal is estimated from the output itself. Half-precision outputs
-take only a grid of values; the tests allow for that discretization (one grid step near the top of
-the range), so both truncating to the grid and rounding to nearest pass. Tests that need many
-samples are skipped below MIN_SAMPLES elements; range, dtype, shape and finiteness are always
-checked. Large tensors are tested on a fixed subsample of SUBSAMPLE elements spread over the whole
-tensor (KS, collision estimate, windows); moments and fixed-distance repeats use every element.
+the chance that two draws are equal is estimated from the output itself. Each family of
+independence tests (all lags of one output, all splits, all block sizes, the lags between two
+calls) fails a correct generator with probability INDEPENDENCE_P = 1e-7, Bonferroni-corrected over
+the tests in the family, so that the half dozen families of a case stay near 1e-6 together.
+Half-precision outputs take only a grid of values; the tests allow for that discretization (one
+grid step near the top of the range), so both truncating to the grid and rounding to nearest pass;
+the independence tests compare the output with itself (observed margins, its own distinct values)
+and need no model of the grid. Tests that need many samples are skipped below MIN_SAMPLES elements;
+range, dtype, shape and finiteness are always checked. Large tensors are tested on a fixed
+subsample of SUBSAMPLE elements spread over the whole tensor (KS, collision estimate, windows), on
+windows of consecutive elements and sampled pairs (independence, at most WINDOW_SAMPLE elements and
+PAIR_SAMPLE pairs per lag), and on the values in a narrow window of the range (shared values, about
+SHARED_SAMPLE of them); moments, fixed-distance repeats and block sums use every element.
+
+What these checks cannot see: a generator that repeats itself across cases (two fixed seeds taken
+in turn, say), since a check receives the runs of one case only.
 """
 
 from __future__ import annotations
 
 import functools
 import math
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import torch
 from scipy import stats  # with the task modules, not in the middle of a judgement holding the GPU lock
@@ -39,6 +52,16 @@ COLLISION_FLOOR = 2.0 ** -20  # lower bound on the collision probability assumed
 MIN_DISTINCT_FRACTION = 0.5   # float32/float64 outputs: distinct values in the subsample
 LAGS = (1, 2, 3, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536)
 _HASH_STRIDE = 2654435761     # a prime: index i of the subsample reads element (i * stride) mod n
+
+# Independence tests (see "Independence" below). Each family of tests of one output, or of one pair
+# of calls, fails a correct generator with probability about INDEPENDENCE_P (Bonferroni within the
+# family), so that all of them together stay near the KS test's 1e-6 per case.
+INDEPENDENCE_P = 1e-7
+WINDOW = 8192                 # correlations at every lag below WINDOW // 2, inside windows of this many elements
+WINDOW_SAMPLE = 1 << 20       # at most this many elements in those windows
+PAIR_SAMPLE = 1 << 16         # pairs (x[i], x[i + lag]) sampled per far lag
+SHARED_SAMPLE = 1 << 20       # values in the value window the shared-values test sorts
+BLOCKS = (64, 256, 1024, 4096, 16384, 65536)  # block lengths of the block-sum tests and the block splits
 
 
 def _fmt(x: float) -> str:
@@ -272,6 +295,531 @@ def distinct_fraction_check(distinct: int, s: int, dtype: torch.dtype) -> list[s
     return []
 
 
+# Independence ---------------------------------------------------------------------------------
+# The distribution tests above see each value alone; a stream whose values are right one by one can
+# still be far from independent: half the numbers mirrored (1 - u) or shuffled into the other half,
+# blocks that are functions of each other, calls that are shifts or permutations of each other, a
+# dropout mask that is a comb. The tests below look for dependence between positions and calls:
+#   - correlation at every lag below WINDOW // 2, inside windows of consecutive elements (FFT);
+#   - at far lags (powers of two, row and plane strides, the half, third and quarter of the output)
+#     the joint histogram of (x[i], x[i + lag]) against independence (chi-square), which also sees
+#     relations that are not linear (frac(x + c));
+#   - shared values: whether the values of two parts (the two halves, even and odd blocks, two calls)
+#     coincide more often than values inside each part, a test that needs no model of the generator's
+#     grid and catches parts that are permutations of each other;
+#   - block sums: the sums of blocks of consecutive elements must vary as much as independent draws
+#     make them vary, no more (blocks from different distributions, clumps) and no less (pairs u and
+#     1 - u, stratified blocks, combs).
+# For a dropout mask (0/1, only at positions whose kept value is clearly non-zero) the pair tests are
+# Fisher's exact test (hypergeometric) on the number of positions dropped together, so a small p
+# skews nothing; for a 0/1 sequence the Wald-Wolfowitz runs test is the lag-1 test.
+
+
+@functools.lru_cache(maxsize=256)
+def _normal_limit(tests: int) -> float:
+    """Two-sided limit for the largest of `tests` standard normal scores, family-wise INDEPENDENCE_P."""
+    return float(stats.norm.isf(INDEPENDENCE_P / (2 * tests)))
+
+
+@functools.lru_cache(maxsize=1024)
+def _chi2_limits(dof: float, tests: int, scale: float = 1.0) -> tuple[float, float]:
+    """Lower and upper limits of scale * chi2(dof), two-sided, family-wise INDEPENDENCE_P over `tests`."""
+    tail = INDEPENDENCE_P / (2 * tests)
+    return scale * float(stats.chi2.ppf(tail, dof)), scale * float(stats.chi2.isf(tail, dof))
+
+
+def _spread(count: int, n: int, device: torch.device) -> torch.Tensor:
+    """`count` indices into range(n), all of them when count >= n, else spread by the hash stride."""
+    if count >= n:
+        return torch.arange(n, dtype=torch.int64, device=device)
+    if n % _HASH_STRIDE:
+        return (torch.arange(count, dtype=torch.int64, device=device) * _HASH_STRIDE) % n
+    return torch.arange(count, dtype=torch.int64, device=device) * (n // count)
+
+
+def _windows(n: int, device: torch.device) -> torch.Tensor:
+    """Positions (windows, width) of windows of consecutive elements spread evenly over range(n)."""
+    width = min(WINDOW, n)
+    count = max(1, min(WINDOW_SAMPLE // width, n // width))
+    starts = (torch.arange(count, dtype=torch.int64, device=device) * (n - width) // max(count - 1, 1))
+    return starts[:, None] + torch.arange(width, dtype=torch.int64, device=device)
+
+
+def _spectrum(a: torch.Tensor) -> torch.Tensor:
+    """Real FFT of each row, zero-padded so that correlations below the row length do not wrap."""
+    return torch.fft.rfft(a, n=1 << (2 * a.shape[-1] - 1).bit_length())
+
+
+def _cross(fa: torch.Tensor, fb: torch.Tensor) -> torch.Tensor:
+    """From two `_spectrum`s of rows of length w: the sum over rows and i of a[i] * b[i + k], at index
+    k for lags 0 <= k < w and at index -k (from the end) for negative lags."""
+    return torch.fft.irfft(fa.conj() * fb, n=2 * (fa.shape[-1] - 1)).sum(0)
+
+
+def _correlate(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """`_cross` of two sets of rows."""
+    return _cross(_spectrum(a), _spectrum(b))
+
+
+def _window_lags(width: int, both_signs: bool) -> list[int]:
+    top = width // 2
+    return list(range(-top, top + 1)) if both_signs else list(range(1, top + 1))
+
+
+def far_lags(n: int, shape: Sequence[int], start: int = 1) -> list[int]:
+    """Distances at which blocks, rows, planes or parts of the output may be tied to each other:
+    powers of two from `start`, the strides of every dimension, and the half, third and quarter of
+    the output (rounded down and up)."""
+    lags = set()
+    k = 1
+    while k < n:
+        if k >= start:
+            lags.add(k)
+        k *= 2
+    stride = 1
+    for size in reversed(tuple(shape)[1:]):
+        stride *= size
+        lags.add(stride)
+    for parts in (2, 3, 4):
+        lags.update((n // parts, -(-n // parts)))
+    return sorted(k for k in lags if 0 < k < n and k >= start)
+
+
+def _pair_starts(n: int, lag: int, device: torch.device) -> torch.Tensor:
+    """Up to PAIR_SAMPLE starts i of pairs (i, i + lag) that share no element: i in the even blocks
+    of `lag` positions."""
+    full = n // (2 * lag)
+    count = full * lag + max(0, min(lag, n - 2 * lag * full - lag))
+    j = _spread(PAIR_SAMPLE, count, device)
+    return (j // lag) * (2 * lag) + j % lag
+
+
+def _serial_correlation(x: torch.Tensor, what: str) -> list[str]:
+    """Correlation of the flat float64 values at every lag below WINDOW // 2, in windows."""
+    n = x.numel()
+    if n < 2 * MIN_SAMPLES:
+        return []
+    v = x[_windows(n, x.device)]
+    a = v - v.mean()
+    r = _correlate(a, a)
+    lags = _window_lags(v.shape[1], both_signs=False)
+    pairs = torch.tensor([v.shape[0] * (v.shape[1] - k) for k in lags], dtype=torch.float64, device=x.device)
+    z = r[1:len(lags) + 1] / (a.square().mean() * pairs.sqrt()).clamp_min(1e-300)
+    worst = z.abs().argmax()
+    score, index = host_scalars(z[worst], worst)
+    limit = _normal_limit(len(lags))
+    if abs(score) <= limit:
+        return []
+    lag = lags[int(index)]
+    count = v.shape[0] * (v.shape[1] - lag)
+    return [f"{what} {lag} elements apart are correlated (correlation {_fmt(score / math.sqrt(count))} over {count} "
+            f"pairs, {_fmt(abs(score))} standard errors where independent draws stay within {_fmt(limit)}): "
+            f"x[i + {lag}] depends on x[i] (values mirrored as 1 - u, shifted, or reused from a neighbouring "
+            "block); draw every element from its own counter of a seeded generator (tl.rand(seed, offsets) with "
+            "distinct offsets)"]
+
+
+def _cells(x: torch.Tensor, low: float, high: float, bins: int) -> torch.Tensor:
+    """Which of `bins` equal-width bins of [low, high) each value falls in."""
+    return ((x - low) * (bins / (high - low))).floor().clamp(0, bins - 1).to(torch.int64)
+
+
+def _joint_bins(pairs: int) -> int:
+    return 16 if pairs >= 16 * 256 else 8 if pairs >= 8 * 64 else 4 if pairs >= 8 * 16 else 0
+
+
+def serial_independence(x: torch.Tensor, low: float, high: float, lags: Sequence[int], what: str) -> list[str]:
+    """Chi-square test of independence of (x[i], x[i + lag]) on a grid of equal-width bins, at each
+    lag of `lags`, on up to PAIR_SAMPLE pairs sharing no element."""
+    n = x.numel()
+    tested, stats_ = [], []
+    finest = _cells(x, low, high, 16)
+    for lag in lags:
+        starts = _pair_starts(n, lag, x.device)
+        bins = _joint_bins(starts.numel())
+        if not bins:
+            continue
+        cells = [finest[i] // (16 // bins) for i in (starts, starts + lag)]
+        table = torch.bincount(cells[0] * bins + cells[1], minlength=bins * bins).reshape(bins, bins).to(torch.float64)
+        rows, cols = table.sum(1), table.sum(0)
+        expected = rows[:, None] * cols[None, :] / starts.numel()
+        chi2 = torch.where(expected > 0, (table - expected).square() / expected.clamp_min(1e-300),
+                           torch.zeros_like(expected)).sum()
+        tested.append((lag, starts.numel()))
+        stats_ += [chi2, (rows > 0).sum(), (cols > 0).sum()]
+    if not tested:
+        return []
+    values = host_scalars(*stats_)
+    failures = []
+    for (lag, pairs), (chi2, r, c) in zip(tested, zip(values[0::3], values[1::3], values[2::3])):
+        dof = int((r - 1) * (c - 1))
+        if dof < 1:
+            continue
+        limit = _chi2_limits(dof, len(tested))[1]
+        if chi2 > limit:
+            failures.append(
+                f"{what} {lag} elements apart are not independent: the joint histogram of (x[i], x[i+{lag}]) "
+                f"over {pairs} pairs departs from independence (chi-square {_fmt(chi2)} on {dof} degrees of "
+                f"freedom, allowed {_fmt(limit)}); part of the output is a function of another part (1 - x, "
+                "x + c modulo 1, a copy, or the same counters in several programs): give every element its own "
+                "counter of a generator seeded afresh on each call")
+            if len(failures) >= 2:
+                break
+    return failures
+
+
+def _splits(n: int, shape: Sequence[int]) -> list[tuple[str, int]]:
+    """Ways to cut range(n) in two: ("the two halves", 0), then alternate blocks of B (B > 0)."""
+    splits = [("the first and second halves of the output", 0)] if n >= 2 * MIN_SAMPLES else []
+    sizes = set(BLOCKS)
+    stride = 1
+    for size in reversed(tuple(shape)[1:]):
+        stride *= size
+        sizes.add(stride)
+    for size in sorted(sizes):
+        if MIN_SAMPLES <= size and 4 * size <= n:
+            splits.append((f"even and odd blocks of {size} elements", size))
+    return splits
+
+
+def _split_side(how: int, number: int, position: torch.Tensor, total: int) -> torch.Tensor:
+    """Which side of the split `how` each position of part `number` falls on."""
+    if how == -1:
+        return torch.full_like(position, number == 1, dtype=torch.bool)
+    if how == 0:
+        return position >= total // 2
+    return (position // how) % 2 == 1
+
+
+def shared_values(parts: Sequence[tuple[torch.Tensor, torch.Tensor]], low: float, high: float,
+                  splits: Sequence[tuple[str, int]]) -> list[str]:
+    """Do two parts of the output (or two calls) hold the same values? `parts` are (bits, values) of
+    flat tensors of one dtype.
+
+    Each distinct value occurs some number of times; under independence its occurrences fall on
+    either side of a split the way a random draw would place them (hypergeometric), whatever the
+    generator's grid, so a two-sample chi-square over the distinct values has a known mean. A side
+    that permutes or copies the other puts every value on both sides in equal numbers, far below
+    that mean. Half-precision outputs are counted in full (65536 possible values); wider ones only
+    in a window at the bottom of the range holding about SHARED_SAMPLE values (a copy's values lie in
+    the window as the original's do). `splits`: (description, how) with how = 0 for the two halves
+    of each part, B > 0 for alternate blocks of B elements, -1 for part 0 against part 1.
+    """
+    total = parts[0][0].numel()
+    narrow = parts[0][0].element_size() <= 2
+    fraction = 1.0 if narrow else min(1.0, SHARED_SAMPLE / max(sum(b.numel() for b, _ in parts), 1))
+    top = low + fraction * (high - low)
+    device = parts[0][0].device
+    sides: list[tuple[torch.Tensor, torch.Tensor]] = []
+    if narrow:  # every element, a chunk at a time: the key is the 16-bit pattern itself
+        size = 1 << 16
+        counts = [[torch.zeros(size, dtype=torch.float64, device=device) for _ in range(2)] for _ in splits]
+        chunk = 1 << 22
+        for number, (bits, _) in enumerate(parts):
+            for begin in range(0, bits.numel(), chunk):
+                key = bits[begin:begin + chunk].to(torch.int64) & 0xFFFF
+                position = torch.arange(begin, begin + key.numel(), dtype=torch.int64, device=device)
+                for (_, how), (a, b) in zip(splits, counts):
+                    side = _split_side(how, number, position, total)
+                    a += torch.bincount(key[~side], minlength=size)
+                    b += torch.bincount(key[side], minlength=size)
+        sides = [(a, b) for a, b in counts]
+    else:
+        keys, positions, numbers = [], [], []
+        for number, (bits, values) in enumerate(parts):
+            picked = (torch.nonzero(values < top).reshape(-1) if fraction < 1 else
+                      torch.arange(values.numel(), device=device))
+            keys.append(bits[picked])
+            positions.append(picked)
+            numbers.append(number)
+        key = torch.cat(keys)
+        if key.numel() < 2 * MIN_SAMPLES:
+            return []
+        _, inverse = torch.unique(key, return_inverse=True)
+        size = int(inverse.max()) + 1
+        for _, how in splits:
+            side = torch.cat([_split_side(how, number, positions[number], total) for number in numbers])
+            sides.append((torch.bincount(inverse[~side], minlength=size).to(torch.float64),
+                          torch.bincount(inverse[side], minlength=size).to(torch.float64)))
+    scalars = []
+    for a, b in sides:
+        t = a + b
+        m = t.sum()
+        seen = t > 0
+        q = a.sum() / m.clamp_min(1)
+        qq = (q * (1 - q)).clamp_min(1e-300)
+        tt = t.clamp_min(1)
+        d = torch.where(seen, (a - tt * q).square() / (tt * qq), torch.zeros_like(t)).sum()
+        mean = torch.where(seen, (m - t) / (m - 1).clamp_min(1), torch.zeros_like(t)).sum()
+        var = torch.where(seen, 2 + (1 - 6 * qq) / (tt * qq), torch.zeros_like(t)).clamp_min(0).sum()
+        scalars += [d, mean, var, ((a > 0) & (b > 0)).sum(), seen.sum(), m]
+    values = host_scalars(*scalars)
+    limit = _normal_limit(len(splits))
+    failures = []
+    for i, (name, _) in enumerate(splits):
+        d, mean, var, both, distinct, m = values[6 * i:6 * i + 6]
+        if m < 2 * MIN_SAMPLES:
+            continue
+        z = (mean - d) / math.sqrt(var + 1)
+        if z > limit:
+            sampled = "" if top >= high else f" (those below {_fmt(top)})"
+            failures.append(
+                f"{name} share their values: of {int(distinct)} distinct values{sampled}, {int(both)} occur "
+                f"on both sides, spread between them {_fmt(z)} standard deviations more evenly than independent "
+                f"draws allow (limit {_fmt(limit)}); one side is a permutation or copy of the other (the same seed "
+                "and counters read again in another order): every element needs fresh random bits")
+            if len(failures) >= 2:
+                break
+    return failures
+
+
+def _block_sums(x: torch.Tensor, size: int) -> torch.Tensor:
+    count = x.numel() // size
+    return x[:count * size].reshape(count, size).sum(1)
+
+
+def block_sums_check(x: torch.Tensor, shape: Sequence[int]) -> list[str]:
+    """The sums of blocks of consecutive elements must spread as independent draws make them:
+    sum (S_j - B m)^2 / (B s^2) ~ chi-square with (blocks - 1) degrees of freedom, two-sided."""
+    n = x.numel()
+    sizes = set(BLOCKS)
+    if len(shape) > 1 and shape[-1] >= 16:
+        sizes.add(int(shape[-1]))
+    sizes = sorted(b for b in sizes if n // b >= 8)
+    if not sizes:
+        return []
+    mean, var = x.mean(), x.var(unbiased=False)
+    scalars = []
+    for size in sizes:
+        sums = _block_sums(x, size)
+        scalars.append((sums - size * mean).square().sum() / (size * var).clamp_min(1e-300))
+    values = host_scalars(*scalars)
+    failures = []
+    for size, t in zip(sizes, values):
+        blocks = n // size
+        lower, upper = _chi2_limits(blocks - 1, len(sizes))
+        if t < lower or t > upper:
+            how = ("too little: values are paired or stratified within blocks (u with 1 - u, one value per "
+                   "sub-range) instead of independent" if t < lower else
+                   "too much: blocks come from different distributions or reuse each other's numbers")
+            failures.append(f"the sums of blocks of {size} consecutive elements vary {how} (chi-square "
+                            f"{_fmt(t)} on {blocks - 1} degrees of freedom, allowed {_fmt(lower)} to {_fmt(upper)})")
+            break
+    return failures
+
+
+def independence_checks(t: torch.Tensor, low: float, high: float, what: str = "values") -> list[str]:
+    """Every independence test of one output of values spread over [low, high)."""
+    x = flat_values(t)
+    n = x.numel()
+    if n < 2 * MIN_SAMPLES:
+        return []
+    failures = _serial_correlation(x, what)
+    if not failures:
+        failures += serial_independence(x, low, high, far_lags(n, t.shape), what)
+    failures += shared_values([(_raw_bits(t), x)], low, high, _splits(n, t.shape))
+    failures += block_sums_check(x, t.shape)
+    return failures
+
+
+def independent_runs(runs: Sequence[Any], low: float, high: float) -> list[str]:
+    """Calls must be independent of each other, not only different: no correlation between calls at
+    any shift below WINDOW // 2, no relation at equal positions (frac(u + c), 1 - u), and no values
+    shared (one call a shift or permutation of another)."""
+    failures = []
+    leaves = [_tensor_leaves(run) for run in runs]
+    for i in range(len(leaves)):
+        for j in range(i + 1, len(leaves)):
+            for a, b in zip(leaves[i], leaves[j]):
+                if a.shape != b.shape or a.dtype != b.dtype or a.numel() < 2 * MIN_SAMPLES or not a.is_floating_point():
+                    continue
+                b = b.to(a.device)
+                pair = f"calls {i + 1} and {j + 1}"
+                found = _cross_correlation(flat_values(a), flat_values(b), pair)
+                found += _paired_independence(flat_values(a), flat_values(b), low, high, pair)
+                found += shared_values([(_raw_bits(a), flat_values(a)), (_raw_bits(b), flat_values(b))], low, high,
+                                       [(pair, -1)])
+                failures += found[:2]
+    return failures
+
+
+def _cross_correlation(x: torch.Tensor, y: torch.Tensor, pair: str) -> list[str]:
+    """Correlation between two calls at shifts -WINDOW // 2 .. WINDOW // 2, in windows."""
+    index = _windows(x.numel(), x.device)
+    a, b = x[index], y[index]
+    a, b = a - a.mean(), b - b.mean()
+    r = _correlate(a, b)
+    lags = _window_lags(a.shape[1], both_signs=True)
+    pick = torch.tensor([k % r.numel() for k in lags], dtype=torch.int64, device=x.device)
+    counts = torch.tensor([a.shape[0] * (a.shape[1] - abs(k)) for k in lags], dtype=torch.float64, device=x.device)
+    z = r[pick] / ((a.square().mean() * b.square().mean()).sqrt() * counts.sqrt()).clamp_min(1e-300)
+    worst = z.abs().argmax()
+    score, index_ = host_scalars(z[worst], worst)
+    limit = _normal_limit(len(lags))
+    if abs(score) <= limit:
+        return []
+    lag = lags[int(index_)]
+    where = "at the same positions" if lag == 0 else f"with call 2 shifted by {lag} elements"
+    return [f"{pair} are correlated {where} (correlation {_fmt(score / math.sqrt(a.shape[0] * (a.shape[1] - abs(lag))))}, "
+            f"{_fmt(abs(score))} standard errors, limit {_fmt(limit)}): each call must draw from a fresh seed, not "
+            "transform or shift the previous call's numbers"]
+
+
+def _paired_independence(x: torch.Tensor, y: torch.Tensor, low: float, high: float, pair: str) -> list[str]:
+    """Chi-square test of independence of (x[i], y[i]) over up to PAIR_SAMPLE positions."""
+    index = _spread(PAIR_SAMPLE, x.numel(), x.device)
+    bins = _joint_bins(index.numel())
+    if not bins:
+        return []
+    cells = [_cells(v[index], low, high, bins) for v in (x, y)]
+    table = torch.bincount(cells[0] * bins + cells[1], minlength=bins * bins).reshape(bins, bins).to(torch.float64)
+    rows, cols = table.sum(1), table.sum(0)
+    expected = rows[:, None] * cols[None, :] / index.numel()
+    chi2, r, c = host_scalars(torch.where(expected > 0, (table - expected).square() / expected.clamp_min(1e-300),
+                                          torch.zeros_like(expected)).sum(), (rows > 0).sum(), (cols > 0).sum())
+    dof = int((r - 1) * (c - 1))
+    if dof < 1:
+        return []
+    limit = _chi2_limits(dof, 1)[1]
+    if chi2 <= limit:
+        return []
+    return [f"{pair} are not independent at equal positions: the joint histogram of (call 1, call 2) departs from "
+            f"independence (chi-square {_fmt(chi2)} on {dof} degrees of freedom, allowed {_fmt(limit)}); one call's "
+            "numbers are a function of the other's (u + c modulo 1, 1 - u): seed every call afresh"]
+
+
+# Dropout masks ----------------------------------------------------------------------------------
+
+
+def _mask_pair_failure(lags: Sequence[int], sums: torch.Tensor, tests: int, describe: Callable) -> str | None:
+    """Fisher's exact test at each lag; the sentence for the worst lag, or None when all pass.
+
+    `sums` has a row per lag: pairs dropped together, pairs whose first member is dropped, pairs whose
+    second is, pairs (both members informative). Given those margins the first count is
+    Hypergeometric under independence. Its normal score screens the lags; the exact tails are
+    computed for the most extreme ones (the normal score understates a skewed tail only where it is
+    already large).
+    """
+    import numpy as np
+
+    together, first, second, pairs = (np.rint(sums[:, i].cpu().numpy()) for i in range(4))
+    usable = (pairs >= MIN_SAMPLES) & (first > 0) & (second > 0) & (first < pairs) & (second < pairs)
+    safe = np.maximum(pairs, 2)
+    mean = first * second / safe
+    var = mean * (1 - first / safe) * (safe - second) / (safe - 1)
+    score = np.where(usable, np.abs(together - mean) / np.sqrt(np.maximum(var, 1e-300)), 0.0)
+    suspects = np.argsort(-score)[:64]
+    suspects = suspects[score[suspects] > 3]
+    if not suspects.size:
+        return None
+    c, f, s_, m = together[suspects], first[suspects], second[suspects], pairs[suspects]
+    tail = np.minimum(stats.hypergeom.sf(c - 1, m, f, s_), stats.hypergeom.cdf(c, m, f, s_))
+    worst = int(np.argmin(tail))
+    limit = INDEPENDENCE_P / (2 * tests)
+    if tail[worst] >= limit:
+        return None
+    k = int(np.asarray(lags)[suspects[worst]])
+    return describe(k, int(c[worst]), float(mean[suspects[worst]]), int(m[worst]), float(tail[worst]), limit,
+                    bool(c[worst] > mean[suspects[worst]]))
+
+
+def mask_independence(masks: Sequence[torch.Tensor], informative: torch.Tensor, shape: Sequence[int],
+                      what: str) -> list[str]:
+    """Dropout masks (True: dropped) must be independent across positions, rows and calls. Only
+    `informative` positions count (there the kept value tells a drop from a keep): pairs of them at
+    every lag below WINDOW // 2 (in windows), at the far lags, and between calls at every shift below
+    WINDOW // 2; and the dropped counts of blocks."""
+    w = informative.reshape(-1).to(torch.float64)
+    n = w.numel()
+    if n < 2 * MIN_SAMPLES:
+        return []
+    flats = [(m.reshape(-1) & informative.reshape(-1)).to(torch.float64) for m in masks]
+    dropped, live = host_scalars(torch.stack([u.sum() for u in flats]).min(), w.sum())
+    if live < 2 * MIN_SAMPLES or dropped == 0 or all(float(u.sum()) == live for u in flats):
+        return []
+    index = _windows(n, w.device)
+    fw = _spectrum(w[index])
+    counts = _cross(fw, fw)
+    lags = _window_lags(index.shape[1], both_signs=False)
+    far = far_lags(n, shape, start=index.shape[1] // 2 + 1)
+    spectra = [_spectrum(u[index]) for u in flats]
+    failures = []
+    for number, (u, fu) in enumerate(zip(flats, spectra), start=1):
+        near = torch.stack([_cross(fu, fu), _cross(fu, fw), _cross(fw, fu), counts], 1)[1:len(lags) + 1]
+        rows = [near]
+        for lag in far:
+            starts = _spread(PAIR_SAMPLE, n - lag, w.device)
+            a, b, wa, wb = u[starts], u[starts + lag], w[starts], w[starts + lag]
+            rows.append(torch.stack([(a * b).sum(), (a * wb).sum(), (wa * b).sum(), (wa * wb).sum()])[None])
+        found = _mask_pair_failure(
+            lags + far, torch.cat(rows), len(lags) + len(far),
+            lambda k, c, e, m, tail, limit, more, number=number: (
+                f"{what}, call {number}: the dropout mask is not independent across positions: elements {k} apart "
+                f"are both dropped {c} times in {m} pairs where independent draws give {_fmt(e)} (Fisher's exact "
+                f"test: tail probability {tail:.2g}, limit {limit:.2g}); "
+                + ("the mask repeats itself at that distance (a periodic pattern, rows or blocks that reuse one "
+                   "stream, or one random number shared by several elements)" if more else "the mask avoids "
+                   "dropping both (a comb, an alternation, or a sequence that steps by a constant)")
+                + ": draw one independent random number per element (tl.rand(seed, offsets), each element its "
+                  "own offset, a fresh seed per call)"))
+        if found:
+            failures.append(found)
+        failures += [f"{what}, call {number}: {f}" for f in _mask_block_check(u, w, shape)]
+    shifts = _window_lags(index.shape[1], both_signs=True)
+    pick = torch.tensor([k % counts.numel() for k in shifts], dtype=torch.int64, device=w.device)
+    for i in range(len(flats)):
+        for j in range(i + 1, len(flats)):
+            sums = torch.stack([_cross(spectra[i], spectra[j]), _cross(spectra[i], fw), _cross(fw, spectra[j]),
+                                counts], 1)[pick]
+            found = _mask_pair_failure(
+                shifts, sums, len(shifts),
+                lambda k, c, e, m, tail, limit, more, i=i, j=j: (
+                    f"{what}: the masks of calls {i + 1} and {j + 1} are related"
+                    + (" at the same positions" if k == 0 else f" (call {j + 1}'s shifted by {k} elements)")
+                    + f": {c} of {m} pairs dropped by both where independent draws give {_fmt(e)} (Fisher's exact "
+                    f"test: tail probability {tail:.2g}, limit {limit:.2g}); draw a fresh seed on every call "
+                    "instead of moving or transforming the previous call's mask"))
+            if found:
+                failures.append(found)
+    return failures
+
+
+def _mask_block_check(u: torch.Tensor, w: torch.Tensor, shape: Sequence[int]) -> list[str]:
+    """Dropped counts per block of consecutive elements: D_j of I_j informative positions, against
+    Binomial(I_j, p) for the common rate p (a scaled chi-square, both tails)."""
+    n = u.numel()
+    sizes = set(BLOCKS)
+    if len(shape) > 1 and shape[-1] >= 16:
+        sizes.add(int(shape[-1]))
+    sizes = sorted(b for b in sizes if n // b >= 16)
+    if not sizes:
+        return []
+    rate = u.sum() / w.sum()
+    pq = (rate * (1 - rate)).clamp_min(1e-300)
+    scalars = []
+    for size in sizes:
+        d, i = _block_sums(u, size), _block_sums(w, size)
+        live = i > 0
+        ii = i.clamp_min(1)
+        t = torch.where(live, (d - ii * rate).square() / (ii * pq), torch.zeros_like(d)).sum()
+        mean = live.sum() - 1
+        var = torch.where(live, 2 + (1 - 6 * pq) / (ii * pq), torch.zeros_like(d)).clamp_min(0).sum()
+        scalars += [t, mean, var]
+    values = host_scalars(*scalars)
+    for k, size in enumerate(sizes):
+        t, mean, var = values[3 * k:3 * k + 3]
+        if mean < 15 or var <= 0:
+            continue
+        scale, dof = var / (2 * mean), 2 * mean * mean / var  # Satterthwaite: scale * chi2(dof) with that mean and variance
+        lower, upper = _chi2_limits(round(dof, 3), len(sizes), round(scale, 6))
+        if t < lower or t > upper:
+            how = ("too regular (a periodic pattern, not independent draws)" if t < lower else
+                   "too unevenly (elements dropped together in clumps or whole rows)")
+            return [f"the number of dropped elements per block of {size} varies {how}: statistic {_fmt(t)}, "
+                    f"allowed {_fmt(lower)} to {_fmt(upper)} for {int(mean) + 1} blocks"]
+    return []
+
+
 def uniform_checks(t: Any, low: float = 0.0, high: float = 1.0, dtype: torch.dtype | None = None,
                    shape: Sequence[int] | None = None) -> list[str]:
     """Everything a sample of U(low, high) in [low, high) must satisfy; failure sentences, or []."""
@@ -306,6 +854,8 @@ def uniform_checks(t: Any, low: float = 0.0, high: float = 1.0, dtype: torch.dty
     failures += repetition_checks(t, collision)
     if not any("repeat" in f for f in failures):
         failures += repeated_windows_check(t, collision)
+    if not failures:
+        failures += independence_checks(t, low, high)
     return failures
 
 
@@ -379,4 +929,6 @@ def dropout_checks(runs: Sequence[torch.Tensor], kept_value: torch.Tensor, p: fl
         masks.append(dropped & informative)
     if p > 0 and len(masks) > 1 and int(masks[0].sum()) >= MIN_SAMPLES and bool(torch.equal(masks[0], masks[1])):
         failures.append(f"{what}: two calls dropped exactly the same elements; draw a fresh seed on every call")
+    if not failures and 0 < p < 1:
+        failures += mask_independence(masks, informative, tuple(expected.shape), what)
     return failures

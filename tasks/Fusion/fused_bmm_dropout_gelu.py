@@ -76,7 +76,7 @@ TASK = Task(
         "a new (B, N, P) tensor in the inputs' dtype (`inplace` has no visible effect). Every call must draw a "
         "fresh mask (take a seed on the host with torch.randint(0, 2**31 - 1, (1,)).item() and draw in the kernel, "
         "e.g. with tl.rand(seed, offsets)); the result is judged statistically: each element is 0 or the value "
-        "above, the share of zeros fits p, and two calls drop different elements."
+        "above, the share of zeros fits p, and the mask is independent between elements, rows and calls."
     ),
     reference=reference,
     make_inputs=make_inputs,

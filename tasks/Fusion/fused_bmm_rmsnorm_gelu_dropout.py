@@ -89,8 +89,8 @@ TASK = Task(
         "dropout_p (0 <= p < 1) and otherwise divided by (1 - p); when False nothing changes. Return a new "
         "(B, N, P) tensor in the inputs' dtype. Each call must draw a fresh mask (take a seed on the host with "
         "torch.randint(0, 2**31 - 1, (1,)).item() and draw in the kernel, e.g. with tl.rand(seed, offsets)); "
-        "the result is judged statistically: elements are 0 or the scaled value, zeros fit p, and two calls drop "
-        "different elements."
+        "the result is judged statistically: elements are 0 or the scaled value, zeros fit p, and the mask is "
+        "independent between elements, rows and calls."
     ),
     reference=reference,
     make_inputs=make_inputs,

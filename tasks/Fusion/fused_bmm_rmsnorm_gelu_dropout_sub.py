@@ -72,10 +72,11 @@ def check(inputs, runs):
     eps = EPS[x1.dtype]
     # Where the kept value is below the output's rounding step at |other|, rounding alone can make
     # output + other exactly 0: such elements cannot tell dropped from kept, so they are judged on
-    # their value only and left out of the dropout statistics.
+    # their value only and left out of the dropout statistics (passed as 0 with a kept value of 0,
+    # which dropout_checks leaves out, so that the mask keeps the output's layout for its independence tests).
     step = torch.finfo(x1.dtype).eps * (o.abs() + kept.abs())
     clear = kept.abs() > 4 * step
-    failures = dropout_checks([s[clear] for s in stage], kept[clear], p, eps)
+    failures = dropout_checks([torch.where(clear, s, 0.0) for s in stage], torch.where(clear, kept, 0.0), p, eps)
     scale = float(kept.square().mean().sqrt()) if kept.numel() else 0.0
     for i, s in enumerate(stage):
         bad = ~clear & (s != 0) & ((s - kept).abs() > eps * (kept.abs() + scale))
@@ -109,7 +110,7 @@ TASK = Task(
         "inputs' dtype that broadcasts to (B, N, P). Return a new (B, N, P) tensor in the inputs' dtype. Each call "
         "must draw a fresh mask: take a seed on the host with torch.randint(0, 2**31 - 1, (1,)).item() and draw "
         "in the kernel (e.g. tl.rand(seed, offsets)). Judged statistically on output + other: 0 or the scaled "
-        "value per element, zeros consistent with p, different elements dropped by two calls."
+        "value per element, zeros consistent with p, a mask independent between elements, rows and calls."
     ),
     reference=reference,
     make_inputs=make_inputs,

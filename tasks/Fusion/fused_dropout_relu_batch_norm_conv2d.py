@@ -102,7 +102,7 @@ TASK = Task(
         "training=True, zero each element with probability p and scale the kept ones by 1 / (1 - p). Return a new "
         "(N, C_out, OH, OW) tensor in the input's dtype (float32 accumulation, TF32 accepted). Draw a fresh seed "
         "per call with torch.randint(0, 2**31 - 1, (1,)).item() for an in-kernel mask (e.g. tl.rand); the result is "
-        "judged statistically. `inplace` changes nothing."
+        "judged statistically (a mask independent between elements, rows and calls). `inplace` changes nothing."
     ),
     reference=reference,
     make_inputs=make_inputs,

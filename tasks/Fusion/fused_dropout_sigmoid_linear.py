@@ -77,7 +77,8 @@ TASK = Task(
         "return s. The result is a new (*, out_features) tensor in the input's dtype (float32 accumulation, "
         "TF32 accepted). Draw a fresh seed per call with torch.randint(0, 2**31 - 1, (1,)).item() and generate "
         "the mask in the kernel (e.g. tl.rand(seed, offsets)); it is judged statistically (0 or the kept value "
-        "everywhere, zero fraction consistent with p, new masks on each call). `inplace` changes nothing."
+        "everywhere, zero fraction consistent with p, a mask independent between elements, rows and calls). "
+        "`inplace` changes nothing."
     ),
     reference=reference,
     make_inputs=make_inputs,

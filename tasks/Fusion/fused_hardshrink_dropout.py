@@ -76,8 +76,8 @@ TASK = Task(
         "to 0 otherwise, so a kept element becomes hardshrink(x / (1 - p)). Draw a fresh seed on every call with "
         "torch.randint(0, 2**31 - 1, (1,)).item() and generate the mask in the kernel (e.g. tl.rand(seed, "
         "offsets)); the result is judged statistically (every element 0 or its kept value, the zero fraction "
-        "consistent with p, different masks on different calls). `inplace` changes nothing: `input` must not "
-        "be modified."
+        "consistent with p, a mask independent between elements, rows and calls). `inplace` changes nothing: "
+        "`input` must not be modified."
     ),
     reference=reference,
     make_inputs=make_inputs,

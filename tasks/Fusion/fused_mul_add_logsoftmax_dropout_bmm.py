@@ -117,7 +117,8 @@ TASK = Task(
         "(float32 accumulation; TF32 accepted for float32). Draw a fresh seed per call with "
         "torch.randint(0, 2**31 - 1, (1,)).item() for an in-kernel mask (e.g. tl.rand). Judged statistically: "
         "the test's mat2 has orthonormal rows, so D is recovered from Y by least squares and each element must "
-        "be 0 or L / (1 - p), the share of zeros must fit p, and two calls must drop different elements."
+        "be 0 or L / (1 - p), the share of zeros must fit p, and the mask must be independent between elements, "
+        "rows and calls."
     ),
     reference=reference,
     make_inputs=make_inputs,

@@ -69,8 +69,8 @@ TASK = Task(
         "return the log-softmax unchanged. Return a new (n,) tensor in the input's dtype (float32 accumulation); "
         "`inplace` has no visible effect. Each call must draw a fresh mask: take a seed on the host with "
         "torch.randint(0, 2**31 - 1, (1,)).item() and draw in the kernel (e.g. tl.rand(seed, offsets)). Judged "
-        "statistically: each element must be 0 or the value above, the share of zeros must fit p, and two calls "
-        "must drop different elements."
+        "statistically: each element must be 0 or the value above, the share of zeros must fit p, and the mask "
+        "must be independent between elements, rows and calls."
     ),
     reference=reference,
     make_inputs=make_inputs,

@@ -175,7 +175,8 @@ TASK = Task(
         "dtype (float32 accumulation; TF32 accepted for float32). Draw a fresh seed per call with "
         "torch.randint(0, 2**31 - 1, (1,)).item() for an in-kernel mask (e.g. tl.rand). Judged statistically: "
         "the test's weight2 has orthogonal rows, so D is recovered from the result and each element must be 0 "
-        "or P / (1 - p), the zero share must fit p, two calls must drop different elements, and the result "
+        "or P / (1 - p), the zero share must fit p, the mask must be independent between elements, rows and "
+        "calls, and the result "
         "must match the block recomputed with the recovered mask."
     ),
     reference=reference,

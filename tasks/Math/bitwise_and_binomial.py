@@ -5,7 +5,7 @@ import math
 import torch
 
 from evaluator.contracts import Statistical
-from evaluator.randomness import LAGS, SIGMAS, SLACK_COUNT, _fmt, ks_uniform
+from evaluator.randomness import LAGS, SIGMAS, SLACK_COUNT, _fmt, far_lags, ks_uniform
 from evaluator.task import Allowance, Cost, Inputs, Task, element_bytes, generator, pick, uniform
 
 # (input shape, other shape, total_count shape, probability shape, logits instead of probs) per
@@ -76,13 +76,10 @@ def _expected_parts(inputs, device):
 
 
 def _lag_correlations(resid, shape):
-    """Independent draws leave no correlation between standardized residuals at fixed distances."""
+    """Independent draws leave no correlation between standardized residuals at fixed distances
+    (block sizes, row and plane strides, the half, third and quarter of the output)."""
     n = resid.numel()
-    lags = set(LAGS)
-    stride = 1
-    for size in reversed(shape[1:]):
-        stride *= size
-        lags.add(stride)
+    lags = set(LAGS) | set(far_lags(n, shape))
     failures = []
     for lag in sorted(d for d in lags if 0 < d < n and n - d >= 1000):
         a, b = resid[:-lag], resid[lag:]
@@ -92,8 +89,30 @@ def _lag_correlations(resid, shape):
         corr = float((a * b).sum()) / denom
         if abs(corr) * math.sqrt(n - lag) > SIGMAS:
             failures.append(f"samples {lag} elements apart are correlated (correlation {_fmt(corr)} over {n - lag} "
-                            "pairs, independent draws give about 0): blocks or rows reuse the same random stream")
+                            "pairs, independent draws give about 0): blocks, rows or halves reuse the same random "
+                            "stream (or mirror it, total_count - k)")
             break
+    return failures
+
+
+def _call_correlation(residuals, live):
+    """Two calls' standardized residuals must be uncorrelated position by position (a second call that
+    mirrors the first, total_count - k, or reuses its uniforms differs from it and still fails here)."""
+    failures = []
+    count = int(live.sum())
+    if count < 1000:
+        return failures
+    for i in range(len(residuals)):
+        for j in range(i + 1, len(residuals)):
+            a, b = residuals[i], residuals[j]
+            denom = float((a.square().sum() * b.square().sum()).sqrt())
+            if denom == 0:
+                continue
+            corr = float((a * b).sum()) / denom
+            if abs(corr) * math.sqrt(count) > SIGMAS:
+                failures.append(f"calls {i + 1} and {j + 1} drew correlated counts (correlation {_fmt(corr)} over "
+                                f"{count} elements, independent draws give about 0): seed every call afresh instead "
+                                "of transforming the previous call's draws")
     return failures
 
 
@@ -109,7 +128,7 @@ def check(inputs, runs):
         return ["returned no tensor"]
     device = runs[0].device
     bits, n, p, shape, dtype = _expected_parts(inputs, device)
-    failures, draws = [], []
+    failures, draws, residuals = [], [], []
     for number, run in enumerate(runs, start=1):
         if not isinstance(run, torch.Tensor) or tuple(run.shape) != tuple(shape) or run.dtype != dtype:
             got = f"{tuple(run.shape)} {run.dtype}" if isinstance(run, torch.Tensor) else type(run).__name__
@@ -139,6 +158,7 @@ def check(inputs, runs):
                                 "from total_count * p (a Binomial(total_count, p) draw per element)")
             standardized = torch.where(live, resid / var.clamp_min(1e-300).sqrt(), torch.zeros_like(p)).reshape(-1)
             failures += [f"call {number}: {f}" for f in _lag_correlations(standardized, shape)]
+            residuals.append(standardized)
         # randomized probability integral transform: U(0, 1) exactly when k ~ Binomial(n, p)
         index = torch.nonzero(live.reshape(-1)).reshape(-1)
         if index.numel() > (1 << 20):
@@ -149,6 +169,8 @@ def check(inputs, runs):
             pit = stats.binom.cdf(kk - 1, nn, pp) + jitter.numpy() * stats.binom.pmf(kk, nn, pp)
             failures += [f"call {number}: the counts do not follow Binomial(total_count, p): {f}"
                          for f in ks_uniform(torch.from_numpy(pit), 0.0, 1.0)]
+    if len(residuals) > 1 and not failures:
+        failures += _call_correlation(residuals, ~zero & (p > 0) & (p < 1) & (n > 0))
     if len(draws) > 1:
         live = (bits != 0) & (p > 0) & (p < 1) & (n > 0)
         index = torch.nonzero(live.reshape(-1)).reshape(-1)

@@ -3,7 +3,7 @@
 import torch
 
 from evaluator.contracts import Statistical
-from evaluator.randomness import distinct_runs, uniform_checks
+from evaluator.randomness import distinct_runs, independent_runs, uniform_checks
 from evaluator.task import DEVICE, Allowance, Cost, Inputs, Task, pick
 
 
@@ -33,7 +33,8 @@ def check(inputs, runs):
     for i, run in enumerate(runs):
         for sentence in uniform_checks(run, 0.0, 1.0, dtype=dtype, shape=shape):
             failures.append(f"call {i + 1}: {sentence}")
-    return failures + distinct_runs(runs)
+    failures += distinct_runs(runs)
+    return failures or independent_runs(runs, 0.0, 1.0)
 
 
 def cost(inputs):
@@ -56,8 +57,8 @@ TASK = Task(
         "the given `dtype` (float32 when None) on `device`. Every call must draw fresh numbers: take a new seed "
         "on the host on each call with torch.randint(0, 2**31 - 1, (1,)).item() and generate in the kernel "
         "(e.g. tl.rand(seed, offsets) with distinct offsets per element). The output is judged by statistical "
-        "tests (uniformity, mean and variance, no repeated blocks, different values on each call), not against "
-        "torch's random numbers; the other keyword arguments keep their defaults."
+        "tests (uniformity, mean and variance, no repeated blocks, independence between elements, blocks, halves "
+        "and calls), not against torch's random numbers; the other keyword arguments keep their defaults."
     ),
     reference=reference,
     make_inputs=make_inputs,
