@@ -477,7 +477,7 @@ def _splits(n: int, shape: Sequence[int]) -> list[tuple[str, int]]:
         stride *= size
         sizes.add(stride)
     for size in sorted(sizes):
-        if MIN_SAMPLES <= size and 4 * size <= n:
+        if MIN_SAMPLES <= size and 4 * size <= min(n, SHARED_SAMPLE):
             splits.append((f"even and odd blocks of {size} elements", size))
     return splits
 
@@ -491,6 +491,42 @@ def _split_side(how: int, number: int, position: torch.Tensor, total: int) -> to
     return (position // how) % 2 == 1
 
 
+def _narrow_sides(parts: Sequence[torch.Tensor], splits: Sequence[tuple[str, int]]) -> list[tuple[torch.Tensor, ...]]:
+    """Per split, the counts of each 16-bit pattern on either side. The halves and the two calls are
+    counted over every element (a copy may sit anywhere); alternate blocks inside windows of
+    consecutive elements, about SHARED_SAMPLE of them (a block's copy sits in the next block)."""
+    size = 1 << 16
+    keys = [bits.to(torch.int32) & 0xFFFF for bits in parts]
+    total = keys[0].numel()
+    index = None
+    sides = []
+    for _, how in splits:
+        if how == -1:
+            sides.append(tuple(torch.bincount(k, minlength=size) for k in keys[:2]))
+        elif how == 0:
+            sides.append((torch.bincount(keys[0][:total // 2], minlength=size),
+                          torch.bincount(keys[0][total // 2:], minlength=size)))
+        else:
+            if index is None:
+                index = _regions(total, keys[0].device)
+            side = ((index // how) % 2).to(torch.int32)
+            counts = torch.bincount((keys[0][index] + side * size).reshape(-1), minlength=2 * size)
+            sides.append((counts[:size], counts[size:]))
+    return [(a.to(torch.float64), b.to(torch.float64)) for a, b in sides]
+
+
+def _regions(n: int, device: torch.device) -> torch.Tensor:
+    """Positions (regions, width) of up to SHARED_SAMPLE elements in a few runs of consecutive
+    positions spread over range(n), each run starting at a multiple of 65536 * 2."""
+    if n <= SHARED_SAMPLE:
+        return torch.arange(n, dtype=torch.int64, device=device)[None]
+    width, align = SHARED_SAMPLE // 4, 2 * max(BLOCKS)  # align divides width: the runs never overlap
+    steps = (n - width) // align  # at least 3 * width // align, since n > 4 * width
+    starts = [k * steps // 3 * align for k in range(4)]
+    return torch.tensor(starts, dtype=torch.int64, device=device)[:, None] + torch.arange(
+        width, dtype=torch.int64, device=device)
+
+
 def shared_values(parts: Sequence[tuple[torch.Tensor, torch.Tensor]], low: float, high: float,
                   splits: Sequence[tuple[str, int]]) -> list[str]:
     """Do two parts of the output (or two calls) hold the same values? `parts` are (bits, values) of
@@ -500,47 +536,36 @@ def shared_values(parts: Sequence[tuple[torch.Tensor, torch.Tensor]], low: float
     either side of a split the way a random draw would place them (hypergeometric), whatever the
     generator's grid, so a two-sample chi-square over the distinct values has a known mean. A side
     that permutes or copies the other puts every value on both sides in equal numbers, far below
-    that mean. Half-precision outputs are counted in full (65536 possible values); wider ones only
-    in a window at the bottom of the range holding about SHARED_SAMPLE values (a copy's values lie in
-    the window as the original's do). `splits`: (description, how) with how = 0 for the two halves
-    of each part, B > 0 for alternate blocks of B elements, -1 for part 0 against part 1.
+    that mean. Half-precision outputs are counted by bit pattern (their few distinct values are all
+    needed); wider ones only in a window at the bottom of the range holding about SHARED_SAMPLE
+    values (a copy's values lie in the window as the original's do). `splits`: (description, how)
+    with how = 0 for the two halves of each part, B > 0 for alternate blocks of B elements, -1 for
+    part 0 against part 1.
     """
-    total = parts[0][0].numel()
     narrow = parts[0][0].element_size() <= 2
-    fraction = 1.0 if narrow else min(1.0, SHARED_SAMPLE / max(sum(b.numel() for b, _ in parts), 1))
-    top = low + fraction * (high - low)
-    device = parts[0][0].device
-    sides: list[tuple[torch.Tensor, torch.Tensor]] = []
-    if narrow:  # every element, a chunk at a time: the key is the 16-bit pattern itself
-        size = 1 << 16
-        counts = [[torch.zeros(size, dtype=torch.float64, device=device) for _ in range(2)] for _ in splits]
-        chunk = 1 << 22
-        for number, (bits, _) in enumerate(parts):
-            for begin in range(0, bits.numel(), chunk):
-                key = bits[begin:begin + chunk].to(torch.int64) & 0xFFFF
-                position = torch.arange(begin, begin + key.numel(), dtype=torch.int64, device=device)
-                for (_, how), (a, b) in zip(splits, counts):
-                    side = _split_side(how, number, position, total)
-                    a += torch.bincount(key[~side], minlength=size)
-                    b += torch.bincount(key[side], minlength=size)
-        sides = [(a, b) for a, b in counts]
+    top = high
+    if narrow:
+        sides = _narrow_sides([bits for bits, _ in parts], splits)
     else:
-        keys, positions, numbers = [], [], []
-        for number, (bits, values) in enumerate(parts):
+        total = parts[0][0].numel()
+        fraction = min(1.0, SHARED_SAMPLE / max(sum(b.numel() for b, _ in parts), 1))
+        top = low + fraction * (high - low)
+        keys, positions = [], []
+        for bits, values in parts:
             picked = (torch.nonzero(values < top).reshape(-1) if fraction < 1 else
-                      torch.arange(values.numel(), device=device))
+                      torch.arange(values.numel(), device=values.device))
             keys.append(bits[picked])
             positions.append(picked)
-            numbers.append(number)
         key = torch.cat(keys)
         if key.numel() < 2 * MIN_SAMPLES:
             return []
         _, inverse = torch.unique(key, return_inverse=True)
         size = int(inverse.max()) + 1
+        sides = []
         for _, how in splits:
-            side = torch.cat([_split_side(how, number, positions[number], total) for number in numbers])
-            sides.append((torch.bincount(inverse[~side], minlength=size).to(torch.float64),
-                          torch.bincount(inverse[side], minlength=size).to(torch.float64)))
+            side = torch.cat([_split_side(how, number, position, total) for number, position in enumerate(positions)])
+            counts = torch.bincount(inverse + side * size, minlength=2 * size).to(torch.float64)
+            sides.append((counts[:size], counts[size:]))
     scalars = []
     for a, b in sides:
         t = a + b
@@ -608,9 +633,11 @@ def block_sums_check(x: torch.Tensor, shape: Sequence[int]) -> list[str]:
     return failures
 
 
-def independence_checks(t: torch.Tensor, low: float, high: float, what: str = "values") -> list[str]:
-    """Every independence test of one output of values spread over [low, high)."""
-    x = flat_values(t)
+def independence_checks(t: torch.Tensor, low: float, high: float, what: str = "values",
+                        x: torch.Tensor | None = None) -> list[str]:
+    """Every independence test of one output of values spread over [low, high) (`x`: its flat_values,
+    when already at hand)."""
+    x = flat_values(t) if x is None else x
     n = x.numel()
     if n < 2 * MIN_SAMPLES:
         return []
@@ -635,10 +662,11 @@ def independent_runs(runs: Sequence[Any], low: float, high: float) -> list[str]:
                     continue
                 b = b.to(a.device)
                 pair = f"calls {i + 1} and {j + 1}"
-                found = _cross_correlation(flat_values(a), flat_values(b), pair)
-                found += _paired_independence(flat_values(a), flat_values(b), low, high, pair)
-                found += shared_values([(_raw_bits(a), flat_values(a)), (_raw_bits(b), flat_values(b))], low, high,
-                                       [(pair, -1)])
+                x, y = flat_values(a), flat_values(b)
+                found = _cross_correlation(x, y, pair)
+                found += _paired_independence(x, y, low, high, pair)
+                found += shared_values([(_raw_bits(a), x), (_raw_bits(b), y)], low, high, [(pair, -1)])
+                del x, y
                 failures += found[:2]
     return failures
 
@@ -729,20 +757,22 @@ def mask_independence(masks: Sequence[torch.Tensor], informative: torch.Tensor, 
     `informative` positions count (there the kept value tells a drop from a keep): pairs of them at
     every lag below WINDOW // 2 (in windows), at the far lags, and between calls at every shift below
     WINDOW // 2; and the dropped counts of blocks."""
-    w = informative.reshape(-1).to(torch.float64)
+    # 0/1 in float32 (exact: no sum below runs over more than 2**24 elements; totals in float64)
+    w = informative.reshape(-1).to(torch.float32)
     n = w.numel()
     if n < 2 * MIN_SAMPLES:
         return []
-    flats = [(m.reshape(-1) & informative.reshape(-1)).to(torch.float64) for m in masks]
-    dropped, live = host_scalars(torch.stack([u.sum() for u in flats]).min(), w.sum())
-    if live < 2 * MIN_SAMPLES or dropped == 0 or all(float(u.sum()) == live for u in flats):
+    flats = [(m.reshape(-1) & informative.reshape(-1)).to(torch.float32) for m in masks]
+    sums = host_scalars(w.sum(dtype=torch.float64), *(u.sum(dtype=torch.float64) for u in flats))
+    live, dropped = sums[0], sums[1:]
+    if live < 2 * MIN_SAMPLES or min(dropped) == 0 or max(dropped) == live:
         return []
     index = _windows(n, w.device)
-    fw = _spectrum(w[index])
+    fw = _spectrum(w[index].to(torch.float64))
     counts = _cross(fw, fw)
     lags = _window_lags(index.shape[1], both_signs=False)
     far = far_lags(n, shape, start=index.shape[1] // 2 + 1)
-    spectra = [_spectrum(u[index]) for u in flats]
+    spectra = [_spectrum(u[index].to(torch.float64)) for u in flats]
     failures = []
     for number, (u, fu) in enumerate(zip(flats, spectra), start=1):
         near = torch.stack([_cross(fu, fu), _cross(fu, fw), _cross(fw, fu), counts], 1)[1:len(lags) + 1]
@@ -750,7 +780,7 @@ def mask_independence(masks: Sequence[torch.Tensor], informative: torch.Tensor, 
         for lag in far:
             starts = _spread(PAIR_SAMPLE, n - lag, w.device)
             a, b, wa, wb = u[starts], u[starts + lag], w[starts], w[starts + lag]
-            rows.append(torch.stack([(a * b).sum(), (a * wb).sum(), (wa * b).sum(), (wa * wb).sum()])[None])
+            rows.append(torch.stack([(a * b).sum(), (a * wb).sum(), (wa * b).sum(), (wa * wb).sum()]).double()[None])
         found = _mask_pair_failure(
             lags + far, torch.cat(rows), len(lags) + len(far),
             lambda k, c, e, m, tail, limit, more, number=number: (
@@ -794,11 +824,11 @@ def _mask_block_check(u: torch.Tensor, w: torch.Tensor, shape: Sequence[int]) ->
     sizes = sorted(b for b in sizes if n // b >= 16)
     if not sizes:
         return []
-    rate = u.sum() / w.sum()
+    rate = u.sum(dtype=torch.float64) / w.sum(dtype=torch.float64)
     pq = (rate * (1 - rate)).clamp_min(1e-300)
     scalars = []
     for size in sizes:
-        d, i = _block_sums(u, size), _block_sums(w, size)
+        d, i = _block_sums(u, size).double(), _block_sums(w, size).double()
         live = i > 0
         ii = i.clamp_min(1)
         t = torch.where(live, (d - ii * rate).square() / (ii * pq), torch.zeros_like(d)).sum()
@@ -855,7 +885,7 @@ def uniform_checks(t: Any, low: float = 0.0, high: float = 1.0, dtype: torch.dty
     if not any("repeat" in f for f in failures):
         failures += repeated_windows_check(t, collision)
     if not failures:
-        failures += independence_checks(t, low, high)
+        failures += independence_checks(t, low, high, x=x)
     return failures
 
 
