@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from evaluator.cases import Case
+from evaluator.earlier_calls import EarlierCalls
 from evaluator.result import CaseResult, KernelInfo, Stage
 
 
@@ -38,6 +39,7 @@ class Share:
     runs: dict[int, list[Any]] = field(default_factory=dict)  # outputs of cases with one run in
     pending: dict[int, Future] = field(default_factory=dict)  # judgements under way beside the share's loop
     passed_outputs: dict[int, Any] = field(default_factory=dict)  # kept copies of timing cases' first runs
+    earlier_calls: EarlierCalls = field(default_factory=EarlierCalls)  # random ops: every call against all before
     failure: BaseException | None = None                # the verdict (Verdicts) this share reached
     failed_at: int = -1                                  # plan index of the failing case; -1 before any
     kernels: list[KernelInfo] = field(default_factory=list)

@@ -418,6 +418,10 @@ class Statistical:
     check: StatisticalCheck
     kind: str = "statistical"
     needs_hi: bool = False
+    # A generator whose outputs depend on no input values (Random/rand): every call is also compared
+    # with every earlier call of the candidate's process (earlier_calls.py). Where outputs follow
+    # the inputs, cases drawn from the same seed share values and such a comparison means nothing.
+    draws_alone: bool = False
     reads_inputs = True
     judges_runs_apart = False  # identical draws are themselves a failure
 

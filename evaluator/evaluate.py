@@ -28,7 +28,7 @@ from evaluator.case_feed import CaseFeed
 from evaluator.case_shares import EarliestFailure, Share, failure_stage, merged, split_by_dtype
 from evaluator.cases import Case, plan, timing_cases
 from evaluator.compile_board import CompileBoard
-from evaluator.contracts import dtype_name, flatten, identical, structure_problem
+from evaluator.contracts import Statistical, dtype_name, flatten, identical, structure_problem
 from evaluator.environment import device_key, environment
 from evaluator.guards import COPY_OPS
 from evaluator.integrity import ProjectIntegrity
@@ -484,6 +484,10 @@ class Evaluator:
             runs.append(self._load_call(box.scratch / f"case{index}_run{run}.pt", data, task, case))
             if len(runs) == 2:
                 runs = share.runs.pop(index)
+                alone = isinstance(task.contract, Statistical) and task.contract.draws_alone
+                repeated = share.earlier_calls.add(runs) if alone else None
+                if repeated:
+                    raise Verdicts(Verdict.INCORRECT, f"on {describe_case(case)}: {repeated}")
                 if self._judged_apart(case, data):
                     share.pending[index] = self._judges.submit(self._judge_runs, task, case, data, runs)
                 else:

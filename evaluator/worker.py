@@ -111,6 +111,7 @@ class CandidateProcess:
             traceback=trimmed_traceback(exc, self.candidate_path)[-protocol.MAX_TEXT:], **extra)))
 
     def start(self) -> bool:
+        torch.seed()  # forked from one server, every candidate would otherwise draw the same "fresh" seeds
         self.recorder.install()
         if self.device.type == "cpu":
             interpreted_autotune.one_config()

@@ -63,7 +63,7 @@ TASK = Task(
     reference=reference,
     make_inputs=make_inputs,
     cost=cost,
-    contract=Statistical(check=check),
+    contract=Statistical(check=check, draws_alone=True),
     allowed=(Allowance(api="torch.randint", aten=("randint",),
                        why="draw a fresh seed on the host for the kernel's own random stream"),),
 )

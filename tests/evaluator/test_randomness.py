@@ -294,3 +294,20 @@ def test_patterned_dropout_masks_fail(mask, message):
         runs, kept = dropout_runs(shape, p, shrink, 11, mask=mask)
         found = dropout_checks(runs, kept, p, 1e-5)
         assert any(message in f for f in found), (mask.__name__, shape, found)
+
+
+def test_every_call_is_compared_with_every_earlier_call():
+    from evaluator.earlier_calls import EarlierCalls
+    gen = torch.Generator().manual_seed(7)
+    history = EarlierCalls()
+    for shape in ((64, 1000), (16, 3, 513), (40001,), (4097,)):
+        for dtype in (torch.float32, torch.float16):
+            assert history.add([torch.rand(shape, generator=gen, dtype=dtype) for _ in range(2)]) is None
+    seeded = [torch.Generator().manual_seed(s) for s in (11, 12)]
+    alternating = EarlierCalls()
+    first = [torch.rand((32, 1000), generator=g) for g in seeded]
+    assert alternating.add(first) is None, "a case's two runs from two seeds differ"
+    seeded = [torch.Generator().manual_seed(s) for s in (11, 12)]
+    again = [torch.rand((5, 3001), generator=g) for g in seeded]
+    reason = alternating.add(again)
+    assert reason is not None and "earlier call" in reason
