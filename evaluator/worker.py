@@ -7,6 +7,8 @@ sees the reference implementation or the expected values, and it judges nothing 
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import json
 import os
 import socket
@@ -333,7 +335,8 @@ def time_function(fn: Callable, sets: list[Inputs], mutates: tuple[int, ...], re
         measurement = measure(call, prepare, len(sets), policy, after=keep)
         probed = []
         for k, probe in enumerate(probes):  # each once, on inputs never seen before
-            probed.append(time_once(call, lambda: prepare_probe(probe), measurement.spin))
+            with _collector_paused():  # one sample: a collection pause would be all of it
+                probed.append(time_once(call, lambda: prepare_probe(probe), measurement.spin))
             keep(len(sets) + k)
     finally:
         if recorder is not None:
@@ -344,6 +347,18 @@ def time_function(fn: Callable, sets: list[Inputs], mutates: tuple[int, ...], re
     return {"samples_ms": samples, "side_stream": side_stream, "probe_ms": [p[side_stream] for p in probed],
             "calls_without_launch": calls_without_launch, "violations": violations, "kept": kept}
 
+
+
+@contextlib.contextmanager
+def _collector_paused():
+    gc.collect()
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 def _detached_copy(value):
