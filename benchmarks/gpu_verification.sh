@@ -8,24 +8,9 @@
 set -uo pipefail
 out=$1; other=$(cd "$2" && pwd); part=${3:-all}; here=$PWD
 mkdir -p "$out"; out=$(cd "$out" && pwd)
-export PYTHONUNBUFFERED=1
-if ls .whl/*.whl >/dev/null 2>&1; then
-  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl
-  export PYTHONPATH=/tmp/site
-fi
-if [ ! -e /tmp/compiled ]; then  # these machines' packages come without .pyc files
-  site=$(python3 -c "import torch, os; print(os.path.dirname(os.path.dirname(torch.__file__)))")
-  python3 -m compileall -q -j 16 "$site/torch" "$site/triton" "$site/scipy" "$site/numpy" >/dev/null 2>&1
-  python3 -c "import torch, triton, torch._dynamo, scipy.stats" && touch /tmp/compiled
-fi
-{
-  date -u +%FT%TZ; id -u; uname -r
-  nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
-  python3 -c "import sys, torch, triton; print('python', sys.version.split()[0], 'torch', torch.__version__, 'triton', triton.__version__)"
-  git -C "$here" log -1 --format=%h 2>/dev/null || true
-} | tee "$out/env.txt"
+source benchmarks/device_setup.sh "$out/env.txt"
 run_tests() {
-  PYTHONPATH=$here${PYTHONPATH:+:$PYTHONPATH} timeout "${TESTS_SECONDS:-400}" python3 -m pytest -m gpu -n "${TEST_WORKERS:-4}" \
+  PYTHONPATH=$here${PYTHONPATH:+:$PYTHONPATH} timeout "${TESTS_SECONDS:-400}" python3 -m pytest -m gpu -n "${TEST_WORKERS:-0}" \
     tests/evaluator/test_candidates.py tests/evaluator/test_good_corpus.py tests/evaluator/test_gpu.py \
     tests/evaluator/test_escapes.py -q -p no:cacheprovider -rfEs 2>&1 | tail -40 | tee "$out/gpu_tests.txt"
 }

@@ -146,7 +146,7 @@ def measure(call: Callable[[bool], None], prepare: Callable[[int], None], n_sets
     spin = int(min(1.5 * host_ms + 0.05, MAX_SPIN_MS) * _spin_cycles_per_ms()) if _spin else 0
     # as many repetitions as fit the time cap, between the floor and the policy's minimum
     min_reps = max(MIN_REPS_FLOOR, min(policy.min_reps, int(policy.max_seconds * 1e3 / max(rep_ms, 1e-3))))
-    pre, start, end = (_Event(enable_timing=True) for _ in range(3))
+    marks = tuple(_Event(enable_timing=True) for _ in range(3))
     events, walls, guarded = [], [], 0
     began = perf_counter()
     rep = 0
@@ -154,21 +154,13 @@ def measure(call: Callable[[bool], None], prepare: Callable[[int], None], n_sets
         prepare(rep % n_sets)
         sync()
         guard = policy.guard_every > 0 and rep % policy.guard_every == policy.guard_every - 1
-        t0 = perf_counter()
-        _record(pre)
-        if spin:
-            _spin(spin)
-        _record(start)
-        call(guard)
-        _record(end)
-        sync()
-        wall = (perf_counter() - t0) * 1e3 - _elapsed(pre, start)
+        event, wall = _timed(call, guard, spin, marks)
         if after is not None:
             after(rep % n_sets)
         if guard:
             guarded += 1
         else:
-            events.append(_elapsed(start, end))
+            events.append(event)
             walls.append(wall)
         rep += 1
         if len(events) >= min_reps and (guarded or policy.guard_every <= 0):
@@ -180,16 +172,20 @@ def measure(call: Callable[[bool], None], prepare: Callable[[int], None], n_sets
 
 def time_once(call: Callable[[bool], None], prepare: Callable[[], None], spin: int) -> tuple[float, float]:
     """One unguarded call timed as `measure` times each repetition: (events ms, wall ms)."""
-    perf_counter, sync = _perf_counter, _synchronize
-    pre, start, end = (_Event(enable_timing=True) for _ in range(3))
     prepare()
-    sync()
-    t0 = perf_counter()
+    _synchronize()
+    return _timed(call, False, spin, tuple(_Event(enable_timing=True) for _ in range(3)))
+
+
+def _timed(call: Callable[[bool], None], guarded: bool, spin: int, marks: tuple) -> tuple[float, float]:
+    """One call after the GPU spins `spin` cycles: (its events ms, its wall ms less the spin)."""
+    pre, start, end = marks
+    t0 = _perf_counter()
     _record(pre)
     if spin:
         _spin(spin)
     _record(start)
-    call(False)
+    call(guarded)
     _record(end)
-    sync()
-    return _elapsed(start, end), (perf_counter() - t0) * 1e3 - _elapsed(pre, start)
+    _synchronize()
+    return _elapsed(start, end), (_perf_counter() - t0) * 1e3 - _elapsed(pre, start)
