@@ -12,7 +12,6 @@ import gc
 import json
 import os
 import socket
-import sys
 import time
 import traceback
 from pathlib import Path
