@@ -1,6 +1,6 @@
 """How often the statistical checks of random ops fail correct generators: torch.rand and a
 Triton-style rounding of it to each dtype's grid, over many seeds, shapes and dtypes, each output
-alone and each pair of calls (the tests run two seeds of this; this runs as many as asked).
+alone and each pair of calls (the tests run eight seeds of this; this runs as many as asked).
 
     python benchmarks/randomness_false_failures.py [--seeds 50] [--first 1000]
 """
