@@ -532,13 +532,15 @@ def _scalar_list(node: ast.Call) -> bool:
         for i in items)
 
 
+def _targets(node: ast.stmt) -> list[ast.expr]:
+    """What a module-level assignment binds."""
+    if isinstance(node, ast.Assign):
+        return node.targets
+    return [node.target] if isinstance(node, (ast.AnnAssign, ast.AugAssign)) else []
+
+
 def _module_constants(tree: ast.Module) -> set[str]:
-    names = set()
-    for node in tree.body:
-        targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(
-            node, (ast.AnnAssign, ast.AugAssign)) else []
-        names |= {t.id for t in targets if isinstance(t, ast.Name)}
-    return names
+    return {t.id for node in tree.body for t in _targets(node) if isinstance(t, ast.Name)}
 
 
 def _non_constexpr_globals(tree: ast.Module, checker: Checker) -> list[str]:
@@ -547,8 +549,7 @@ def _non_constexpr_globals(tree: ast.Module, checker: Checker) -> list[str]:
     candidate fails the same way on the CPU as on a GPU."""
     plain: set[str] = set()
     for node in tree.body:
-        targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(
-            node, (ast.AnnAssign, ast.AugAssign)) else []
+        targets = _targets(node)
         value = getattr(node, "value", None)
         allowed = value is not None and (
             (isinstance(value, ast.Call) and checker.qualified(value.func) in rules.CONSTEXPR_CALLS)
