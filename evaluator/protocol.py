@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from evaluator.result import KernelInfo
+from evaluator.result import _plain as plain_data
 
 MAX_TEXT = 1 << 16  # characters of any one string field
 MAX_ITEMS = 1 << 16  # items of any one list field
@@ -114,15 +115,8 @@ COMMANDS = {kind.OP: kind for kind in (RunCase, CasesEnd, TimeCalls)}
 
 def encode(message: Any) -> dict[str, Any]:
     key, name = ("event", message.EVENT) if hasattr(message, "EVENT") else ("op", message.OP)
-    return {key: name, **_plain(message)}
+    return {key: name, **plain_data(message)}
 
-
-def _plain(value: Any) -> Any:
-    if dataclasses.is_dataclass(value):
-        return {f.name: _plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    return value
 
 
 def parse_event(raw: Any) -> Any:
