@@ -83,6 +83,7 @@ class View:
 
     writable: tuple[str, ...] = ()
     readable: tuple[str, ...] = ()
+    emptied: tuple[str, ...] = ()  # folders inside visible ones that are seen empty
 
 
 @dataclass
@@ -198,7 +199,23 @@ def _system_paths() -> list[str]:
         if loaded is not None and getattr(loaded, "__file__", None):
             paths.append(os.path.dirname(os.path.dirname(loaded.__file__)))
     hidden = {*NEVER_WHOLE, os.path.expanduser("~")}
-    return [p for p in dict.fromkeys(os.path.normpath(p) for p in paths) if os.path.exists(p) and p not in hidden]
+    return [p for p in dict.fromkeys(os.path.normpath(p) for p in paths)
+            if os.path.exists(p) and p not in hidden and not holds_task_suite(p)]
+
+
+def holds_task_suite(path: str) -> bool:
+    """A checkout of this project (its tasks and their reference solutions beside the evaluator),
+    as Python's path may name one that is not the evaluator's own (an editable install elsewhere)."""
+    return os.path.isdir(os.path.join(path, "tasks")) and os.path.isfile(os.path.join(path, "evaluator", "task.py"))
+
+
+def installed_suites(paths: list[str]) -> list[str]:
+    """The task suites a wheel installs inside an evaluator package (evaluator/_tasks), this one's
+    or another install's among `paths`, which a confined process sees empty: the references and
+    reference solutions are not the candidate's."""
+    own = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    suites = (os.path.join(p, "evaluator", "_tasks") for p in (own, *paths))
+    return [p for p in dict.fromkeys(suites) if os.path.isdir(p)]
 
 
 def _inside(new_root: str, path: str) -> str:
@@ -286,13 +303,17 @@ def _build_root(scratch: str, view: View, gpu: bool) -> None:
     made: set[str] = set()
     bound: list[str] = []
     _devices(new_root, gpu)  # first: the evaluation's own folders may lie in /dev/shm or /tmp
-    for path in sorted(_system_paths(), key=len):
+    system = _system_paths()
+    for path in sorted(system, key=len):
         _bind(new_root, path, False, made, bound)
     for path in view.readable:
         if os.path.lexists(path):
             _bind(new_root, path, False, made, bound)
     for path in (scratch, *view.writable):
         _bind(new_root, path, True, made, bound)
+    for path in (*view.emptied, *installed_suites([*system, *view.readable])):
+        if os.path.isdir(_inside(new_root, path)):
+            _mount("tmpfs", _inside(new_root, path), "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV, "size=4k")
     proc = _inside(new_root, "/proc")
     os.makedirs(proc, exist_ok=True)
     _mount("proc", proc, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)

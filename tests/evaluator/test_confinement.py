@@ -166,3 +166,51 @@ def test_a_profiled_process_still_drops_every_privilege():
     assert (seccomp, unprivileged, mode, nnp) == ("True", "True", "2", "1")
     assert int(effective, 16) == int(bounding, 16) == 0
     assert int(uid) == (confinement.SANDBOX_UID if os.geteuid() == 0 else os.geteuid())
+
+
+EMPTIED_PROBE = textwrap.dedent('''
+    import json, os, sys
+    sys.path.insert(0, sys.argv[3])
+    from evaluator import confinement
+    scratch, visible = sys.argv[1], sys.argv[2]
+    view = confinement.View(readable=(visible,), emptied=(os.path.join(visible, "tasks"),))
+    confinement.confine(scratch, view, gpu=False)
+    print(json.dumps({"visible": sorted(os.listdir(visible)),
+                      "tasks": sorted(os.listdir(os.path.join(visible, "tasks")))}), flush=True)
+''')
+
+
+def test_an_emptied_folder_is_seen_empty_inside_a_visible_one(tmp_path):
+    scratch, visible = tmp_path / "scratch", tmp_path / "visible"
+    (visible / "tasks").mkdir(parents=True)
+    (visible / "tasks" / "reference.py").write_text("ANSWER = 42\n")
+    (visible / "kept.txt").write_text("kept\n")
+    scratch.mkdir()
+    if os.geteuid() == 0:
+        os.chown(scratch, confinement.SANDBOX_UID, confinement.SANDBOX_UID)
+    done = subprocess.run([sys.executable, "-c", EMPTIED_PROBE, str(scratch), str(visible), str(PROJECT_ROOT)],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == {"visible": ["kept.txt", "tasks"], "tasks": []}
+    assert (visible / "tasks" / "reference.py").exists()  # hidden from the child, not removed
+
+
+def test_a_checkout_of_the_project_on_pythons_path_is_not_made_visible(tmp_path, monkeypatch):
+    other = tmp_path / "other-checkout"
+    (other / "tasks" / "Activation").mkdir(parents=True)
+    (other / "evaluator").mkdir()
+    (other / "evaluator" / "task.py").write_text("")
+    plain = tmp_path / "plain-folder"
+    plain.mkdir()
+    monkeypatch.setattr(sys, "path", [*sys.path, str(other), str(plain)])
+    visible = confinement._system_paths()
+    assert str(plain) in visible and str(other) not in visible
+
+
+def test_a_suite_installed_inside_an_evaluator_package_is_emptied(tmp_path):
+    site = tmp_path / "site-packages"
+    (site / "evaluator" / "_tasks" / "Activation").mkdir(parents=True)
+    (tmp_path / "elsewhere").mkdir()
+    suites = confinement.installed_suites([str(site), str(tmp_path / "elsewhere")])
+    assert str(site / "evaluator" / "_tasks") in suites
+    assert not any(s.startswith(str(tmp_path / "elsewhere")) for s in suites)
