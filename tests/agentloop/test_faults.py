@@ -31,7 +31,7 @@ def gelu(input, approximate="none"):
     raise ValueError("not finished yet")
 ```
 """
-KILLS = 20
+KILLS = 12
 
 
 def kill_candidates_now_and_then(stop: threading.Event, rng: random.Random, current: dict, killed: list) -> None:
@@ -55,12 +55,12 @@ def at_work(process: subprocess.Popen, server: FakeLLM, limit: float = 60.0) -> 
         time.sleep(0.05)
 
 
-def test_a_run_survives_chaos_and_twenty_kills(tmp_path):
+def test_a_run_survives_chaos_and_a_dozen_kills(tmp_path):
     rng = random.Random(7)
     store = tmp_path / "t.db"
-    total = 3 * 3 * 8  # tasks x samples x rounds
-    args = ("--store", str(store), "--device", "cpu", "--task", "gelu", "--task", "relu", "--task", "sigmoid",
-            "--samples", "3", "--max-rounds", "8", "--set", "budgets.stagnation_rounds=0", "--set", "generator.retry_base_delay_s=0.02",
+    total = 2 * 2 * 8  # tasks x samples x rounds
+    args = ("--store", str(store), "--device", "cpu", "--task", "gelu", "--task", "relu",
+            "--samples", "2", "--max-rounds", "8", "--set", "budgets.stagnation_rounds=0", "--set", "generator.retry_base_delay_s=0.02",
             "--set", "generator.max_retries=20", "--set", "generator.timeout_s=5", "--no-progress", "--log-json")
     stop, killed, current = threading.Event(), [], {}
     killer = threading.Thread(target=kill_candidates_now_and_then, args=(stop, rng, current, killed), daemon=True)
@@ -96,5 +96,5 @@ def test_a_run_survives_chaos_and_twenty_kills(tmp_path):
         print(f"{kills} SIGKILLs, {len(killed)} candidate processes killed, {server.calls('openai')} LLM calls, "
               f"{server.answered('openai')} answered, {repeated} answers asked again ({lost} in flight at a kill)")
         trace.close()
-    assert kills >= 10, f"only {kills} kills landed before the run finished"
+    assert kills >= 6, f"only {kills} kills landed before the run finished"
     assert killed, "some candidate processes were killed mid-evaluation"

@@ -107,11 +107,11 @@ def rounded_like_triton(shape, dtype, gen) -> torch.Tensor:
 
 
 def test_correct_generators_pass_the_independence_checks():
-    """8 seeds x 6 shapes x 3 dtypes x 2 generators (torch.rand and a tl.rand-like rounding), each
-    output alone and the pair of calls: 288 outputs, none fails (about 1e-6 each is allowed). More
-    seeds: benchmarks/randomness_false_failures.py."""
+    """2 seeds x 6 shapes x 3 dtypes x 2 generators (torch.rand and a tl.rand-like rounding), each
+    output alone and the pair of calls: 72 outputs, none fails (about 1e-6 each is allowed). Many
+    more seeds: benchmarks/randomness_false_failures.py."""
     failures = []
-    for seed in range(8):
+    for seed in range(2):
         gen = torch.Generator().manual_seed(1000 + seed)
         for shape in SHAPES:
             for dtype in (torch.float32, *HALF):
