@@ -145,6 +145,8 @@ class Evaluator:
         self.limits = self.config.limits or (
             Limits(step_seconds=180, total_seconds=600, memory_bytes=16 << 30, address_space=False) if self.on_gpu
             else Limits(step_seconds=120, total_seconds=900, memory_bytes=6 << 30, address_space=True))
+        if self.on_gpu and self.limits.address_space:  # CUDA cannot start under RLIMIT_AS; the watchdog holds
+            self.limits = dataclasses.replace(self.limits, address_space=False)
         self.work_dir = Path(tempfile.mkdtemp(prefix="agentloop-inputs-", dir=scratch_root()))
         self.work_dir.chmod(0o755)  # candidates read their inputs here (through a read-only view)
         if self.lock_dir is not None:

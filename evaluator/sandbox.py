@@ -429,6 +429,14 @@ class Sandbox:
             self.step_started = time.monotonic()
             return message
 
+    def _receive(self) -> bytes:
+        """The next bytes from the child, or b"" once its end is closed: a child killed with bytes
+        still unread in its socket resets the connection instead of closing it."""
+        try:
+            return self.conn.recv(1 << 16)
+        except ConnectionResetError:
+            return b""
+
     def _drained_line(self) -> bool:
         """Reads what an exited child left in the channel: is a whole message there (its last word,
         a failure it reported before exiting, say)? A child that connected, spoke and exited before
@@ -436,7 +444,7 @@ class Sandbox:
         if self.conn is None and select.select([self.listener], [], [], 0)[0]:
             self._accept()
         while self.conn is not None and select.select([self.conn], [], [], 0)[0]:
-            chunk = self.conn.recv(1 << 16)
+            chunk = self._receive()
             if not chunk:
                 break
             self.buffer += chunk
@@ -456,7 +464,7 @@ class Sandbox:
                 continue
             ready, _, _ = select.select([self.conn], [], [], 0.05)
             if ready:
-                chunk = self.conn.recv(1 << 16)
+                chunk = self._receive()
                 if not chunk:
                     info = self.server.wait_exit(self.pid, timeout=5)
                     reason = info.describe(self._who()) if info else f"{self._who()} closed its channel"

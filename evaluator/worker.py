@@ -74,6 +74,18 @@ def classify(exc: BaseException) -> tuple[str, bool]:
     return "RUNTIME_FAIL", False
 
 
+def _compile_error(exc: BaseException) -> str:
+    """Where and why Triton's code generator refused a kernel: its message puts the source excerpt
+    first and the cause last, so the first line alone says only "at 2:40:"."""
+    node, src = getattr(exc, "node", None), getattr(exc, "src", None)
+    cause = getattr(exc, "error_message", None) or (str(exc.__cause__) if exc.__cause__ else "")
+    if not cause or not hasattr(node, "lineno"):
+        return ""
+    lines = (src or "").split("\n")
+    code = lines[node.lineno - 1].strip() if 0 < node.lineno <= len(lines) else ""
+    return f"{' '.join(cause.split())[:400]} (kernel line {node.lineno}: `{code[:160]}`)"
+
+
 def describe_failure(exc: BaseException, verdict: str) -> str:
     if isinstance(exc, torch.OutOfMemoryError):
         return "ran out of GPU memory: " + str(exc).splitlines()[0]
@@ -83,7 +95,7 @@ def describe_failure(exc: BaseException, verdict: str) -> str:
         return f"called exit ({exc.code!r}) instead of returning"
     first = (str(exc).strip().splitlines() or [""])[0]
     if verdict == "COMPILE_FAIL":
-        return f"Triton kernel failed to compile: {type(exc).__name__}: {first}"
+        return f"Triton kernel failed to compile: {type(exc).__name__}: {_compile_error(exc) or first}"
     if "CUDA error" in str(exc) or "illegal memory access" in str(exc):
         return f"CUDA fault: {first} (out-of-bounds access? check masks and offsets)"
     return f"raised {type(exc).__name__}: {first}"

@@ -393,3 +393,19 @@ def test_what_a_child_said_before_exiting_unheard_is_read(tmp_path):
         assert message["event"] == "failed" and "broken on purpose" in message["reason"], message
     finally:
         server.close()
+
+
+def test_a_child_that_dies_with_unread_messages_reads_as_closed_not_as_an_error():
+    """Killed with the evaluator's messages unread, a child's end resets the connection; the
+    evaluator reads that as the channel's end (then asks how the child ended), not as its own error."""
+    import socket
+    import types
+
+    from evaluator.sandbox import Sandbox
+
+    ours, childs = socket.socketpair()
+    ours.sendall(b'{"op": "run"}\n')  # never read by the child
+    childs.close()
+    box = types.SimpleNamespace(conn=ours)
+    assert Sandbox._receive(box) == b""
+    ours.close()
