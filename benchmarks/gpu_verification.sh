@@ -10,7 +10,7 @@ out=$1; other=$(cd "$2" && pwd); part=${3:-all}; here=$PWD
 mkdir -p "$out"; out=$(cd "$out" && pwd)
 source benchmarks/device_setup.sh "$out/env.txt"
 run_tests() {
-  PYTHONPATH=$here${PYTHONPATH:+:$PYTHONPATH} timeout "${TESTS_SECONDS:-400}" python3 -m pytest -m gpu -n "${TEST_WORKERS:-0}" \
+  PYTHONPATH=$here${PYTHONPATH:+:$PYTHONPATH} timeout "${TESTS_SECONDS:-560}" python3 -m pytest -m gpu -n "${TEST_WORKERS:-0}" \
     tests/evaluator/test_candidates.py tests/evaluator/test_good_corpus.py tests/evaluator/test_gpu.py \
     tests/evaluator/test_escapes.py -q -p no:cacheprovider -rfEs 2>&1 | tail -40 | tee "$out/gpu_tests.txt"
 }
