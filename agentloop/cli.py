@@ -14,14 +14,28 @@ from rich.table import Table
 
 from agentloop.suite import Submission, score, summary_table
 
+EXIT_INTERRUPTED = 130
+EXIT_EMPTY_CHAINS = 3  # `run`: some chain produced no attempt (its generator failed every time)
 MAX_CANDIDATE_BYTES = 16 << 20  # read no further; the evaluator refuses sources over 1 MiB with a verdict
 
 app = typer.Typer(add_completion=False, no_args_is_help=True,
                   help="LLM-written Triton kernels: evaluate candidates, list tasks, calibrate the GPU.")
 tasks_app = typer.Typer(no_args_is_help=True, help="List and inspect the task suite.")
 app.add_typer(tasks_app, name="tasks")
-console = Console(stderr=True)
-out = Console()
+
+
+def for_stream(stderr: bool) -> Console:
+    """A console for stdout or stderr: the terminal's width on a terminal (or COLUMNS); off one (a
+    log, a pipe), wide enough that tables are not squeezed, and messages are not wrapped."""
+    stream = sys.stderr if stderr else sys.stdout
+    if stream.isatty() or os.environ.get("COLUMNS"):
+        return Console(stderr=stderr)
+    return Console(stderr=stderr, width=OFF_TERMINAL_WIDTH, soft_wrap=True)
+
+
+OFF_TERMINAL_WIDTH = 200  # wide enough for every table; longer cells fold, whole
+console = for_stream(stderr=True)
+out = for_stream(stderr=False)
 
 DeviceOption = typer.Option("auto", "--device", help="auto (GPU when present), cpu, or cuda[:N].")
 WorkersOption = typer.Option(0, "--workers", help="Candidates evaluated at once (0: one per 2 CPU cores, max 8).")
@@ -157,7 +171,7 @@ def eval_command(
         payload = [r.to_dict() for r in results]
         out.print_json(json.dumps(payload[0] if suite is None and not references else payload))
     else:
-        out.print(summary_table(results))
+        out.print(summary_table(results, full_reasons=not out.is_terminal))
         if len(results) == 1 and not results[0].correct and results[0].traceback:
             out.print(results[0].traceback)
     raise typer.Exit(0 if all(r.correct for r in results) else 1)
@@ -169,26 +183,26 @@ def run_command(
     overrides: list[str] = typer.Option([], "--set", help="KEY=VALUE, e.g. budgets.max_rounds=3 (repeatable)."),
     tasks: list[str] = typer.Option([], "--task", help="Task ids or names (repeatable); replaces tasks.ids."),
     samples: Optional[int] = typer.Option(None, "--samples", help="Chains per task and arm."),
-    max_rounds: Optional[int] = typer.Option(None, "--max-rounds"),
+    max_rounds: Optional[int] = typer.Option(None, "--max-rounds", help="Rounds per chain, at least 1 (default: the method's own)."),
     provider: Optional[str] = typer.Option(None, "--provider", help="anthropic, openai, openai-compatible, ..."),
-    model: Optional[str] = typer.Option(None, "--model"),
+    model: Optional[str] = typer.Option(None, "--model", help="Model name for the provider (default: the provider's default model)."),
     base_url: Optional[str] = typer.Option(None, "--base-url", help="An OpenAI-compatible server (vLLM, SGLang)."),
     store: Optional[Path] = typer.Option(None, "--store", help="Trace store (SQLite); default runs/agentloop.db."),
-    device: Optional[str] = typer.Option(None, "--device"),
+    device: Optional[str] = typer.Option(None, "--device", help="auto (GPU when present), cpu, or cuda[:N]."),
     workers: Optional[int] = typer.Option(None, "--workers", help="Evaluations at once per device."),
     executor: Optional[str] = typer.Option(None, "--executor", help="local (default: every visible GPU) or ray."),
     ray_address: Optional[str] = typer.Option(None, "--ray-address", help="A Ray cluster ('auto', "
                                               "'ray://host:10001'); default: a new local Ray instance."),
     log_json: Optional[bool] = typer.Option(None, "--log-json/--log-console", help="Log format (default: by terminal)."),
-    no_progress: bool = typer.Option(False, "--no-progress"),
+    no_progress: bool = typer.Option(False, "--no-progress", help="No progress bar (logs only)."),
 ) -> None:
     """Run refinement chains (the main job). Rerunning the same command resumes an interrupted run."""
     import asyncio
 
+    import structlog
+
     from agentloop import logs
-    from agentloop.config import ConfigError, default_experiment, load_experiment
-    from agentloop.run import run_experiment, summary_table
-    from traces.store import StoreError, TraceStore
+    from agentloop.config import DEFAULT_MODELS, ConfigError, default_experiment, load_experiment
 
     logs.configure(json_lines=log_json)
     flags = list(overrides)
@@ -202,6 +216,8 @@ def run_command(
             flags.append(f"{key}={value}")
     if provider is not None and provider != "replay":
         flags.append("generator.options={}")
+        if model is None and config is None:  # the embedded default names the replay's model
+            flags.append(f"generator.model={DEFAULT_MODELS.get(provider, 'default')}")
     try:
         if config is not None:
             experiment, what = load_experiment(config, flags), f"Running {config}."
@@ -210,6 +226,8 @@ def run_command(
     except ConfigError as exc:
         fail(str(exc))
     console.print(what)
+    from agentloop.run import run_experiment, summary_table  # torch and the evaluator: after the checks
+    from traces.store import StoreError, TraceStore
     try:
         trace = TraceStore(experiment.store)
     except StoreError as exc:
@@ -226,10 +244,13 @@ def run_command(
     out.print(summary_table(summary))
     out.print(f"{summary.new_attempts} new attempts ({summary.cached_calls} answered from the response cache); "
               f"trace store {experiment.store}, run {summary.run_id}")
+    if summary.without_attempts():
+        structlog.get_logger("agentloop.run").warning("chains without attempts", detail=summary.empty_chains_line())
+        raise typer.Exit(EXIT_EMPTY_CHAINS)
 
 
 @app.command("runs")
-def runs_command(store: Path = typer.Option(Path("runs/agentloop.db"), "--store")) -> None:
+def runs_command(store: Path = typer.Option(Path("runs/agentloop.db"), "--store", help="The trace store (SQLite).")) -> None:
     """Runs kept in a trace store."""
     trace = _open_store(store)
     table = Table(title=str(store))
@@ -267,6 +288,14 @@ def _run_id(trace, run: str) -> str:
     return ""
 
 
+def _run_with_attempts(trace, run: str) -> str:
+    """The run's id, where it has attempts to report on or export."""
+    run_id = _run_id(trace, run)
+    if not next((r["attempts"] for r in trace.runs() if r["id"] == run_id), 0):
+        fail(f"run {run_id!r} has no attempts (its chains produced none); nothing to report or export")
+    return run_id
+
+
 @app.command("report")
 def report_command(
     run: str = typer.Argument(..., help="Run id (or a unique prefix); `agentloop runs` lists them."),
@@ -276,7 +305,7 @@ def report_command(
     """Write a self-contained HTML report and a markdown summary of a run."""
     from traces.report import write_report
     trace = _open_store(store)
-    run_id = _run_id(trace, run)
+    run_id = _run_with_attempts(trace, run)
     html, markdown = write_report(trace, run_id, out_dir or Path("reports") / run_id)
     trace.close()
     out.print(f"wrote {html} and {markdown}")
@@ -288,14 +317,14 @@ def harvest_command(
     formats: list[str] = typer.Option(["sft", "dpo"], "--format",
                                       help="attempts, sft, prompt-completion, dpo, kto or stepwise (repeatable)."),
     store: Path = StoreOption,
-    out_dir: Path = typer.Option(Path("datasets"), "--out"),
+    out_dir: Path = typer.Option(Path("datasets"), "--out", help="Folder for the exported files (one subfolder per run)."),
     threshold: float = typer.Option(0.1, "--threshold", help="Optimization pairs: faster by at least this share."),
 ) -> None:
     """Export training data from a run as JSON lines and Parquet (loadable with `datasets`)."""
     from traces import pairs
     from traces.frames import export, load_frame
     trace = _open_store(store)
-    run_id = _run_id(trace, run)
+    run_id = _run_with_attempts(trace, run)
     unknown = [f for f in formats if f not in pairs.FORMATS + ("attempts",)]
     if unknown:
         fail(f"unknown format {unknown[0]!r}; choose from attempts, {', '.join(pairs.FORMATS)}")
@@ -325,7 +354,7 @@ def ab_command(
     other: Optional[str] = typer.Argument(None, help="A second run id: compare two finished runs."),
     arms: list[str] = typer.Option([], "--arm", help="The two arms to compare (default: the first two)."),
     store: Path = StoreOption,
-    overrides: list[str] = typer.Option([], "--set"),
+    overrides: list[str] = typer.Option([], "--set", help="KEY=VALUE applied to the experiment file (repeatable)."),
 ) -> None:
     """A/B test: paired tests of correctness and speed between two arms or two runs."""
     from traces import ab
@@ -407,7 +436,7 @@ def _run_experiment_file(path: Path, overrides: list[str]) -> tuple[str, Path]:
 
 
 @tasks_app.command("list")
-def tasks_list(as_json: bool = typer.Option(False, "--json"), kernelbench: Optional[Path] = KernelBenchOption) -> None:
+def tasks_list(as_json: bool = typer.Option(False, "--json", help="Print the tasks as JSON."), kernelbench: Optional[Path] = KernelBenchOption) -> None:
     """Tasks with counts per category and difficulty."""
     if kernelbench is not None:
         KERNELBENCH_DIRS.append(kernelbench)
@@ -494,9 +523,37 @@ def calibrate_command(
     out.print(f"cached in {calibration.cache_path(cache)}")
 
 
+# Errors that come from the user's input or environment, by module and class (imported only if
+# already loaded, so that --help stays fast): one line and exit status 2, never a traceback.
+USER_ERRORS = (("agentloop.config", "ConfigError"), ("traces.store", "StoreError"),
+               ("agentloop.generators.base", "GeneratorError"), ("agentloop.ray_evaluation", "RayUnavailable"),
+               ("evaluator.loader", "TaskLoadError"), ("sqlite3", "OperationalError"))
+
+
+def user_error_message(exc: BaseException) -> str | None:
+    """The one-line message for an error the user can act on; None for a bug (shown in full)."""
+    if isinstance(exc, OSError):
+        where = f"{exc.filename}: " if exc.filename else ""
+        return f"{where}{exc.strerror or exc}"
+    for module, name in USER_ERRORS:
+        cls = getattr(sys.modules.get(module), name, None)
+        if cls is not None and isinstance(exc, cls):
+            return str(exc)
+    return None
+
+
 def main() -> None:
     try:
         app()
-    except KeyboardInterrupt:
-        console.print("interrupted")
-        sys.exit(130)
+    except (KeyboardInterrupt, SystemExit) as exc:  # typer turns Ctrl-C into exit status 130, silently
+        if isinstance(exc, SystemExit) and exc.code != EXIT_INTERRUPTED:
+            raise
+        resumable = len(sys.argv) > 1 and sys.argv[1] in ("run", "ab")
+        console.print("interrupted" + ("; run the same command again to resume where it stopped" if resumable else ""))
+        sys.exit(EXIT_INTERRUPTED)
+    except Exception as exc:  # noqa: BLE001 - input and environment problems get one line
+        message = user_error_message(exc)
+        if message is None or os.environ.get("AGENTLOOP_DEBUG"):
+            raise
+        console.print(f"[red]error:[/red] {message}", highlight=False)
+        sys.exit(2)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import math
 import os
 import types
 import typing
@@ -120,6 +121,10 @@ def _build(cls: Any, data: Any, where: str) -> Any:
         unknown = sorted(set(data) - known)
         if unknown:
             raise ConfigError(f"{where}: unknown key {unknown[0]!r}; known keys: {', '.join(sorted(known))}")
+        required = [f.name for f in dataclasses.fields(cls) if f.default is dataclasses.MISSING
+                    and f.default_factory is dataclasses.MISSING and f.name not in data]
+        if required:
+            raise ConfigError(f"{where}: missing key {required[0]!r}")
         values = {k: _build(hints[k], v, f"{where}.{k}") for k, v in data.items()}
         try:
             return cls(**values)
@@ -152,7 +157,7 @@ def read_yaml(path: Path) -> dict[str, Any]:
     except FileNotFoundError:
         raise ConfigError(f"{path}: no such file") from None
     except yaml.YAMLError as exc:
-        raise ConfigError(f"{path}: not valid YAML ({exc})") from None
+        raise ConfigError(f"{path}: not valid YAML: {_yaml_problem(exc)}") from None
     if data is None:
         return {}
     if not isinstance(data, dict):
@@ -160,12 +165,54 @@ def read_yaml(path: Path) -> dict[str, Any]:
     return data
 
 
+def _yaml_problem(exc: yaml.YAMLError) -> str:
+    """PyYAML's complaint in one line, at the line and column where it was found."""
+    problem = getattr(exc, "problem", None)
+    mark = getattr(exc, "problem_mark", None)
+    if not problem:
+        return " ".join(str(exc).split())
+    return f"{problem} at line {mark.line + 1}, column {mark.column + 1}" if mark else problem
+
+
 EXECUTORS = ("local", "ray")
+
+
+# (key, lowest allowed value, whether the lowest value itself is allowed); None always means "no limit".
+BUDGET_BOUNDS = (("max_rounds", 1, True), ("target_speedup", 0, False), ("stagnation_rounds", 0, True),
+                 ("max_tokens", 1, True), ("max_cost_usd", 0, False), ("wall_seconds", 0, False),
+                 ("max_run_cost_usd", 0, False))
+GENERATOR_BOUNDS = (("max_concurrency", 1, True), ("timeout_s", 0, False), ("max_retries", 0, True),
+                    ("retry_base_delay_s", 0, True), ("retry_max_delay_s", 0, True),
+                    ("price_in_per_mtok", 0, True), ("price_out_per_mtok", 0, True))
+
+
+def _check_bounds(obj: Any, bounds: tuple, where: str) -> None:
+    for key, low, inclusive in bounds:
+        value = getattr(obj, key)
+        if value is None:
+            continue
+        if not (value >= low if inclusive else value > low) or (isinstance(value, float) and math.isnan(value)):
+            relation = "at least" if inclusive else "more than"
+            raise ConfigError(f"{where}.{key}: must be {relation} {low} (or null for no limit), got {value!r}")
+
+
+def _check_generator(spec: GeneratorSpec, where: str) -> None:
+    from agentloop.generators import PROVIDERS
+    if spec.provider not in PROVIDERS:
+        raise ConfigError(f"{where}.provider: unknown generator provider {spec.provider!r}; choose one of "
+                          f"{', '.join(PROVIDERS)}")
+    _check_bounds(spec, GENERATOR_BOUNDS, where)
 
 
 def validate(experiment: Experiment) -> Experiment:
     if experiment.samples < 1:
         raise ConfigError("samples must be at least 1")
+    if experiment.max_concurrent_chains < 1:
+        raise ConfigError("max_concurrent_chains must be at least 1")
+    if experiment.evaluation.workers < 0:
+        raise ConfigError("evaluation.workers must be 0 (one per 2 CPU cores, at most 8) or more")
+    _check_bounds(experiment.budgets, BUDGET_BOUNDS, "budgets")
+    _check_generator(experiment.generator, "generator")
     if experiment.evaluation.executor not in EXECUTORS:
         raise ConfigError(f"evaluation.executor: {experiment.evaluation.executor!r} is not one of "
                           f"{', '.join(EXECUTORS)}")
@@ -177,6 +224,10 @@ def validate(experiment: Experiment) -> Experiment:
             method_named(arm.method)
         except ValueError as exc:
             raise ConfigError(f"arm {arm.name!r}: {exc}") from None
+        if arm.budgets is not None:
+            _check_bounds(arm.budgets, BUDGET_BOUNDS, f"arm {arm.name!r} budgets")
+        if arm.generator is not None:
+            _check_generator(arm.generator, f"arm {arm.name!r} generator")
         unknown = sorted(set(arm.feedback or []) - set(ALL_SIGNALS))
         if unknown:
             raise ConfigError(f"arm {arm.name!r}: unknown feedback signal {unknown[0]!r}; "
@@ -195,7 +246,8 @@ def default_experiment(overrides: list[str] = ()) -> tuple[Experiment, str]:
     """The embedded default: a real model when a key or base URL is set, else the bundled replay.
     Returns the experiment and a sentence saying which."""
     data = read_yaml(DEMO_CONFIG)
-    data["generator"]["options"] = {"recording": str(PACKAGE / "recordings" / "demo.jsonl")}
+    from agentloop.generators.replay import bundled_recording
+    data["generator"]["options"] = {"recording": bundled_recording("demo.jsonl")}
     provider = _provider_from_environment()
     if provider:
         data["name"] = f"default-{provider[0]}"

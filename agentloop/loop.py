@@ -100,7 +100,7 @@ class Chain:
         self.method: Method = method_named(arm.method)
         self.budgets = arm.budgets or ctx.budgets
         self.signals = tuple(arm.feedback) if arm.feedback is not None else self.method.feedback
-        self.max_rounds = self.budgets.max_rounds or self.method.max_rounds
+        self.max_rounds = self.method.max_rounds if self.budgets.max_rounds is None else self.budgets.max_rounds
         self.tunes = arm.tune if arm.tune is not None else self.method.tune
         self.history: list[Attempt] = ctx.store.chain(ctx.run_id, task.id, arm.name, sample)
         self.pending: Pending | None = None

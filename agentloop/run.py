@@ -56,6 +56,19 @@ class RunSummary:
     llm_calls: int = 0
     cached_calls: int = 0
 
+    def without_attempts(self) -> list[Chain]:
+        """Chains that have no attempt at all (this time or before): their generator never gave a
+        candidate, so they say nothing about the method and every figure must count them as such."""
+        return [c for c in self.chains if c.outcome().attempts == 0]
+
+    def empty_chains_line(self) -> str:
+        empty = self.without_attempts()
+        reasons: dict[str, int] = {}
+        for chain in empty:
+            reasons[chain.stop_reason or "no reason"] = reasons.get(chain.stop_reason or "no reason", 0) + 1
+        listed = "; ".join(f"{reason} ({n})" for reason, n in sorted(reasons.items(), key=lambda kv: -kv[1]))
+        return f"{len(empty)} of {len(self.chains)} chains produced no attempt: {listed}"
+
 
 async def run_experiment(experiment: Experiment, suite: dict[str, Task], store: TraceStore, evaluations: Evaluates,
                          console: Console, progress_enabled: bool = True,

@@ -5,14 +5,16 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from evaluator.evaluate import Evaluator
-from evaluator.result import EvalResult
-from evaluator.task import Task
+if TYPE_CHECKING:  # the command line imports this module for --help, which must not wait for torch
+    from evaluator.evaluate import Evaluator
+    from evaluator.result import EvalResult
+    from evaluator.task import Task
 
 
 @dataclass
@@ -36,7 +38,14 @@ def score(evaluator: Evaluator, submissions: list[Submission], workers: int, con
     return [results[i] for i in range(len(submissions))]
 
 
-def summary_table(results: list[EvalResult]) -> Table:
+REASON_CHARS = 160  # on a terminal; the whole reason otherwise
+
+
+def _shown(reason: str, full: bool) -> str:
+    return reason if full or len(reason) <= REASON_CHARS else reason[:REASON_CHARS - 1] + "…"
+
+
+def summary_table(results: list[EvalResult], full_reasons: bool = False) -> Table:
     """One row per result; timing columns only when something was timed (never on the CPU)."""
     timed = any(r.performance for r in results)
     table = Table(title="Evaluation")
@@ -50,5 +59,5 @@ def summary_table(results: list[EvalResult]) -> Table:
             row += [f"{perf.candidate.median_ms:.4f}" if perf else "-",
                     f"{perf.speedup:.2f}x" if perf and perf.speedup else "-",
                     f"{perf.roofline_fraction:.0%}" if perf and perf.roofline_fraction else "-"]
-        table.add_row(*row, f"{r.phases.get('total', 0):.1f}", "" if r.correct else r.reason[:160])
+        table.add_row(*row, f"{r.phases.get('total', 0):.1f}", "" if r.correct else _shown(r.reason, full_reasons))
     return table

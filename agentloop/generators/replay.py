@@ -3,10 +3,35 @@ from a trace store (re-scoring a finished run, e.g. on new hardware)."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 
 from agentloop.generators.base import Fatal, GeneratorSpec, Request, Response
+
+BUNDLED = Path(__file__).resolve().parent.parent / "recordings"
+BUNDLED_PREFIX = "bundled:"
+
+
+def bundled_recording(name: str) -> str:
+    """How a configuration names a recording shipped with agentloop: its name and a hash of its
+    content, never where agentloop is installed, so a run's identity does not move with the install."""
+    digest = hashlib.sha256((BUNDLED / name).read_bytes()).hexdigest()[:12]
+    return f"{BUNDLED_PREFIX}{name}@{digest}"
+
+
+def recording_path(value: str) -> Path:
+    """The file a recording option names: a bundled recording (checked against its hash) or a path."""
+    if not value.startswith(BUNDLED_PREFIX):
+        return Path(value)
+    name, _, digest = value.removeprefix(BUNDLED_PREFIX).partition("@")
+    path = BUNDLED / name
+    if not path.is_file() or "/" in name:
+        raise Fatal(f"no bundled recording {name!r}; bundled: {', '.join(p.name for p in BUNDLED.glob('*.jsonl'))}")
+    if digest and bundled_recording(name) != value:
+        raise Fatal(f"the bundled recording {name} is not the one this configuration names ({value}); "
+                    f"this version of agentloop ships {bundled_recording(name)}")
+    return path
 
 
 class ReplayGenerator:
@@ -16,7 +41,7 @@ class ReplayGenerator:
         self.spec = spec
         self.responses: dict[tuple, dict] = {}
         if "recording" in spec.options:
-            self._load_recording(Path(spec.options["recording"]))
+            self._load_recording(recording_path(str(spec.options["recording"])))
         elif "store" in spec.options and "run" in spec.options:
             self._load_store(Path(spec.options["store"]), spec.options["run"])
         else:
