@@ -365,10 +365,10 @@ def ab_command(
         run_id = None
     trace = _open_store(store)
     first = _run_id(trace, run_id or target)
-    chains_first = chains_frame(load_frame(trace, first))
+    chains_first = chains_frame(load_frame(trace, first, with_empty_chains=True))
     if other is not None:
         second = _run_id(trace, other)
-        chains_second = chains_frame(load_frame(trace, second))
+        chains_second = chains_frame(load_frame(trace, second, with_empty_chains=True))
         pick = arms or [None, None]
         a_rows = chains_first if pick[0] is None else chains_first[chains_first["arm"] == pick[0]]
         b_rows = chains_second if len(pick) < 2 or pick[1] is None else chains_second[chains_second["arm"] == pick[1]]

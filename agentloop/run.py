@@ -109,6 +109,8 @@ async def run_experiment(experiment: Experiment, suite: dict[str, Task], store: 
                 return
             finally:
                 chain.release()
+                store.record_chain_end(run_id, chain.task.id, chain.arm.name, chain.sample,
+                                       chain.outcome().attempts, chain.stop_reason or "ended")
         log.info("chain done", task=chain.task.id, arm=chain.arm.name, sample=chain.sample, reason=chain.stop_reason)
 
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())

@@ -50,10 +50,24 @@ def attempts_frame(attempts: list[Attempt], methods: dict[str, str] | None = Non
     return frame
 
 
-def load_frame(store: TraceStore, run_id: str | None = None) -> pd.DataFrame:
+NO_ATTEMPT = "NO_ATTEMPT"  # the verdict of a chain that never produced an attempt
+
+
+def load_frame(store: TraceStore, run_id: str | None = None, with_empty_chains: bool = False) -> pd.DataFrame:
+    """One row per attempt. `with_empty_chains`: also one row (round 0, verdict NO_ATTEMPT, the
+    chain's stop reason) per chain of the run that never produced an attempt, so that figures over
+    chains count it as the failure it is (exports of attempts leave these rows out)."""
     attempts = store.attempts(run_id)
     methods = arm_methods(store, run_id) if run_id else {}
-    return attempts_frame(attempts, methods)
+    frame = attempts_frame(attempts, methods)
+    empty = store.chains_without_attempts(run_id) if with_empty_chains and run_id else []
+    if not empty:
+        return frame
+    stand_ins = attempts_frame([Attempt(run_id=run_id, task_id=c["task_id"], arm=c["arm"], sample=c["sample"], round=0,
+                                        mode="initial", decision=f"stop: {c['reason']}") for c in empty], methods)
+    stand_ins["verdict"] = NO_ATTEMPT
+    stand_ins["reason"] = [c["reason"] for c in empty]
+    return pd.concat([frame, stand_ins], ignore_index=True) if not frame.empty else stand_ins
 
 
 def llm_rounds(frame: pd.DataFrame) -> pd.DataFrame:

@@ -108,7 +108,7 @@ def _table(frame: pd.DataFrame, percent: tuple[str, ...] = ()) -> dict:
 
 
 def build_context(store: TraceStore, run_id: str) -> dict:
-    frame = load_frame(store, run_id)
+    frame = load_frame(store, run_id, with_empty_chains=True)
     if frame.empty:
         raise ValueError(f"run {run_id!r} has no attempts")
     rounds = stats.per_round(frame)

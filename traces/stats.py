@@ -16,7 +16,7 @@ import warnings
 import numpy as np
 import pandas as pd
 
-from traces.frames import CHAIN_KEY, chains_frame, llm_rounds
+from traces.frames import CHAIN_KEY, NO_ATTEMPT, chains_frame, llm_rounds
 
 P_VALUES = (0.0, 1.0, 1.5, 2.0)
 BOOTSTRAP = 2000
@@ -133,8 +133,9 @@ def attribution(frame: pd.DataFrame) -> dict:
 def summary(frame: pd.DataFrame) -> dict:
     chains = chains_frame(frame)
     timed = chains["best_speedup"].dropna() if not chains.empty else pd.Series(dtype=float)
+    real = frame[frame["verdict"] != NO_ATTEMPT] if len(frame) else frame  # stand-ins of empty chains are no attempts
     return {
-        "attempts": int(len(frame)), "llm_attempts": int((frame["trial"] == 0).sum()) if len(frame) else 0,
+        "attempts": int(len(real)), "llm_attempts": int((real["trial"] == 0).sum()) if len(real) else 0,
         "chains": int(len(chains)), "correct_chains": int(chains["correct"].sum()) if len(chains) else 0,
         "correct_rate": float(chains["correct"].mean()) if len(chains) else float("nan"),
         "geomean_best_speedup": float(math.exp(np.log(timed).mean())) if len(timed) else float("nan"),

@@ -36,6 +36,11 @@ CREATE TABLE IF NOT EXISTS attempts (
 CREATE INDEX IF NOT EXISTS attempts_chain ON attempts (run_id, task_id, arm, sample);
 CREATE TRIGGER IF NOT EXISTS attempts_are_never_rewritten BEFORE UPDATE ON attempts
 BEGIN SELECT RAISE(ABORT, 'attempts are never rewritten'); END;
+CREATE TABLE IF NOT EXISTS chain_ends (
+    run_id TEXT NOT NULL REFERENCES runs(id), task_id TEXT NOT NULL, arm TEXT NOT NULL, sample INTEGER NOT NULL,
+    attempts INTEGER NOT NULL, reason TEXT NOT NULL, finished_at REAL NOT NULL,
+    PRIMARY KEY (run_id, task_id, arm, sample)
+);
 CREATE TABLE IF NOT EXISTS responses (
     key TEXT PRIMARY KEY, request TEXT NOT NULL, response TEXT NOT NULL, created_at REAL NOT NULL
 );
@@ -117,6 +122,20 @@ class TraceStore:
         if not rows:
             raise StoreError(f"no run {run_id!r} in {self.path}")
         return json.loads(rows[0]["config"])
+
+    # chain ends ------------------------------------------------------------------------------------
+    def record_chain_end(self, run_id: str, task_id: str, arm: str, sample: int, attempts: int, reason: str) -> None:
+        """How a chain ended (its latest ending, if a resumed run ends it again): what lets the
+        figures count chains that never produced an attempt."""
+        self._write("INSERT OR REPLACE INTO chain_ends VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    (run_id, task_id, arm, sample, attempts, reason, time.time()))
+
+    def chains_without_attempts(self, run_id: str) -> list[dict[str, Any]]:
+        rows = self._read("""SELECT task_id, arm, sample, reason FROM chain_ends c WHERE run_id = ? AND NOT EXISTS
+                             (SELECT 1 FROM attempts a WHERE a.run_id = c.run_id AND a.task_id = c.task_id
+                              AND a.arm = c.arm AND a.sample = c.sample)
+                             ORDER BY task_id, arm, sample""", (run_id,))
+        return [dict(r) for r in rows]
 
     # attempts --------------------------------------------------------------------------------------
     def add_attempt(self, attempt: Attempt) -> int:

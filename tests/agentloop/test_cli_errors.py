@@ -67,6 +67,13 @@ def test_a_run_whose_chains_produced_nothing_exits_3_and_says_why(tmp_path):
     assert "Traceback" not in done.stderr
     assert "1 of 1 chains produced no attempt: generator failed" in done.stderr
     assert "warning" in done.stderr
+    store = TraceStore(tmp_path / "runs.db")
+    (run,) = store.runs()
+    (empty,) = store.chains_without_attempts(run["id"])
+    assert empty["task_id"] == "Activation/gelu" and empty["reason"].startswith("generator failed")
+    store.close()
+    report = agentloop("report", run["id"], "--store", "runs.db", cwd=tmp_path)
+    one_line_error(report, "has no attempts (its chains produced none)")
 
 
 def test_every_option_has_help_text():

@@ -98,3 +98,23 @@ def test_by_device_reports_each_gpu_model_apart(frame):
     assert table.loc["H100", "median_speedup"] == pytest.approx(1.35)
     assert table.loc["CPU interpreter", ["attempts", "correct"]].tolist() == [8, 0]
     assert math.isnan(table.loc["CPU interpreter", "median_speedup"])
+
+
+def test_chains_that_produced_no_attempt_count_as_failed_chains(tmp_path):
+    """Two chains of arm A ended without any attempt (their generator failed): the report's figures
+    and the A/B frame count them as chains that did not reach a correct kernel, not as nothing."""
+    from traces.frames import NO_ATTEMPT, load_frame
+    from traces.report import build_context
+    store = build(tmp_path / "t.db")
+    before = build_context(store, "r")["summary"]
+    for sample in (2, 3):
+        store.record_chain_end("r", "Math/softmax", "A", sample, 0, "generator failed: connection refused")
+    store.record_chain_end("r", "Math/softmax", "A", 0, 3, "stop: 3 rounds done")  # has attempts: not a stand-in
+    after = build_context(store, "r")["summary"]
+    assert after["chains"] == before["chains"] + 2 and after["correct_chains"] == before["correct_chains"]
+    assert after["attempts"] == before["attempts"]
+    chains = chains_frame(load_frame(store, "r", with_empty_chains=True))
+    empty = chains[chains["final_verdict"] == NO_ATTEMPT]
+    assert sorted(empty["sample"]) == [2, 3] and not empty["correct"].any()
+    assert len(load_frame(store, "r")) == before["attempts"], "exports of attempts hold real attempts only"
+    store.close()
