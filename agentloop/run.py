@@ -122,7 +122,8 @@ async def run_experiment(experiment: Experiment, suite: dict[str, Task], store: 
         finally:
             for generator in generators.values():
                 await generator.close()
-        progress.update(bar, completed=budget, description="done")
+        done = int(progress.tasks[bar].completed)  # chains stop early: the bar ends at what was done
+        progress.update(bar, total=max(done, 1), completed=done, description=f"done: {done} new attempts")
     return summary
 
 

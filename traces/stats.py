@@ -66,11 +66,13 @@ def rescued_vs_start(frame: pd.DataFrame, seed: int = 0) -> dict:
     if chains.empty:
         return {}
     correct = chains[chains["correct"]]
-    groups = {"start": correct[correct["first_correct_round"] == 0]["first_correct_speedup"].dropna().to_numpy(),
-              "rescued": correct[correct["first_correct_round"] >= 1]["first_correct_speedup"].dropna().to_numpy()}
+    members = {"start": correct[correct["first_correct_round"] == 0], "rescued": correct[correct["first_correct_round"] >= 1]}
+    groups = {name: rows["first_correct_speedup"].dropna().to_numpy() for name, rows in members.items()}
     out = {}
     for name, values in groups.items():
-        out[name] = {"n": int(len(values)), "mean": float(values.mean()) if len(values) else float("nan"),
+        # n: the group's chains; timed: those with a speedup (none on the CPU, where nothing is timed)
+        out[name] = {"n": int(len(members[name])), "timed": int(len(values)),
+                     "mean": float(values.mean()) if len(values) else float("nan"),
                      "median": float(np.median(values)) if len(values) else float("nan"),
                      "ci": bootstrap_ci(values, seed=seed)}
     start, rescued = groups["start"], groups["rescued"]

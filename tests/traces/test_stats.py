@@ -118,3 +118,23 @@ def test_chains_that_produced_no_attempt_count_as_failed_chains(tmp_path):
     assert sorted(empty["sample"]) == [2, 3] and not empty["correct"].any()
     assert len(load_frame(store, "r")) == before["attempts"], "exports of attempts hold real attempts only"
     store.close()
+
+
+def test_rescued_chains_are_counted_when_nothing_was_timed(tmp_path):
+    """On the CPU no kernel is timed: the groups still count their chains, and the summary says
+    "not timed" instead of printing nan."""
+    import jinja2
+
+    from traces.report import TEMPLATES
+    frame = load_frame(build(tmp_path / "t.db"), "r")
+    frame["speedup"] = float("nan")
+    result = stats.rescued_vs_start(frame)
+    assert (result["start"]["n"], result["rescued"]["n"]) == (7, 4)
+    assert result["start"]["timed"] == result["rescued"]["timed"] == 0 and "difference" not in result
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES))
+    source = env.loader.get_source(env, "summary.md.j2")[0]
+    start = source.index("{% if rescued %}")  # the summary's rescued block, rendered with what it needs
+    end = source.index("{% endif %}", source.index("{% endfor %}", start)) + len("{% endif %}")
+    text = env.from_string(source[start:end]).render(rescued=result)
+    assert "| start | 7 | not timed | - |" in text and "| rescued | 4 | not timed | - |" in text
+    assert "nan" not in text
