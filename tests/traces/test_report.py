@@ -41,7 +41,7 @@ def test_report_is_self_contained_and_complete(report):
                      "Reduce/sum · A · sample 0", "diff from its parent"):
         assert fragment in text
     summary = markdown.read_text()
-    assert "| 0 | 12 | 75.0% | 58.3% |" in summary and "| rescued | 4 | 1.050 |" in summary
+    assert "| 0 | 12 | 75.0% | 58.3% |" in summary and "| rescued | 4 | 1.050 (4 timed) |" in summary
 
 
 def test_report_renders_in_headless_chromium(report, tmp_path):
