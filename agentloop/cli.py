@@ -10,12 +10,16 @@ from typing import Optional
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
 from agentloop.suite import Submission, score, summary_table
+from traces.untrusted_text import plain
 
 EXIT_INTERRUPTED = 130
 EXIT_EMPTY_CHAINS = 3  # `run`: some chain produced no attempt (its generator failed every time)
+OFF_TERMINAL_WIDTH = 200  # wide enough for every table; longer cells fold, whole
 MAX_CANDIDATE_BYTES = 16 << 20  # read no further; the evaluator refuses sources over 1 MiB with a verdict
 
 app = typer.Typer(add_completion=False, no_args_is_help=True,
@@ -33,7 +37,6 @@ def for_stream(stderr: bool) -> Console:
     return Console(stderr=stderr, width=OFF_TERMINAL_WIDTH, soft_wrap=True)
 
 
-OFF_TERMINAL_WIDTH = 200  # wide enough for every table; longer cells fold, whole
 console = for_stream(stderr=True)
 out = for_stream(stderr=False)
 
@@ -42,7 +45,7 @@ WorkersOption = typer.Option(0, "--workers", help="Candidates evaluated at once 
 
 
 def fail(message: str, code: int = 2) -> None:
-    console.print(f"[red]error:[/red] {message}")
+    console.print(f"[red]error:[/red] {escape(plain(message))}")
     raise typer.Exit(code)
 
 
@@ -115,7 +118,8 @@ def suite_submissions(directory: Path) -> list[Submission]:
         try:
             task = find_task(name, suite)
         except TaskLoadError:
-            console.print(f"[yellow]skipping[/yellow] {path}: no task named {name!r}")
+            skipped = escape(plain(f"{path}: no task named {name!r}"))
+            console.print(f"[yellow]skipping[/yellow] {skipped}")
             continue
         submissions.append(Submission(task, read_source(path), path))
     if not submissions:
@@ -173,7 +177,7 @@ def eval_command(
     else:
         out.print(summary_table(results, full_reasons=not out.is_terminal))
         if len(results) == 1 and not results[0].correct and results[0].traceback:
-            out.print(results[0].traceback)
+            out.print(Text(plain(results[0].traceback)))
     raise typer.Exit(0 if all(r.correct for r in results) else 1)
 
 
@@ -183,9 +187,11 @@ def run_command(
     overrides: list[str] = typer.Option([], "--set", help="KEY=VALUE, e.g. budgets.max_rounds=3 (repeatable)."),
     tasks: list[str] = typer.Option([], "--task", help="Task ids or names (repeatable); replaces tasks.ids."),
     samples: Optional[int] = typer.Option(None, "--samples", help="Chains per task and arm."),
-    max_rounds: Optional[int] = typer.Option(None, "--max-rounds", help="Rounds per chain, at least 1 (default: the method's own)."),
+    max_rounds: Optional[int] = typer.Option(None, "--max-rounds",
+                                             help="Rounds per chain, at least 1 (default: the method's own)."),
     provider: Optional[str] = typer.Option(None, "--provider", help="anthropic, openai, openai-compatible, ..."),
-    model: Optional[str] = typer.Option(None, "--model", help="Model name for the provider (default: the provider's default model)."),
+    model: Optional[str] = typer.Option(None, "--model",
+                                        help="Model name for the provider (default: the provider's default model)."),
     base_url: Optional[str] = typer.Option(None, "--base-url", help="An OpenAI-compatible server (vLLM, SGLang)."),
     store: Optional[Path] = typer.Option(None, "--store", help="Trace store (SQLite); default runs/agentloop.db."),
     device: Optional[str] = typer.Option(None, "--device", help="auto (GPU when present), cpu, or cuda[:N]."),
@@ -250,7 +256,8 @@ def run_command(
 
 
 @app.command("runs")
-def runs_command(store: Path = typer.Option(Path("runs/agentloop.db"), "--store", help="The trace store (SQLite).")) -> None:
+def runs_command(store: Path = typer.Option(Path("runs/agentloop.db"), "--store",
+                                            help="The trace store (SQLite).")) -> None:
     """Runs kept in a trace store."""
     trace = _open_store(store)
     table = Table(title=str(store))
@@ -317,7 +324,8 @@ def harvest_command(
     formats: list[str] = typer.Option(["sft", "dpo"], "--format",
                                       help="attempts, sft, prompt-completion, dpo, kto or stepwise (repeatable)."),
     store: Path = StoreOption,
-    out_dir: Path = typer.Option(Path("datasets"), "--out", help="Folder for the exported files (one subfolder per run)."),
+    out_dir: Path = typer.Option(Path("datasets"), "--out",
+                                 help="Folder for the exported files (one subfolder per run)."),
     threshold: float = typer.Option(0.1, "--threshold", help="Optimization pairs: faster by at least this share."),
 ) -> None:
     """Export training data from a run as JSON lines and Parquet (loadable with `datasets`)."""
@@ -436,7 +444,8 @@ def _run_experiment_file(path: Path, overrides: list[str]) -> tuple[str, Path]:
 
 
 @tasks_app.command("list")
-def tasks_list(as_json: bool = typer.Option(False, "--json", help="Print the tasks as JSON."), kernelbench: Optional[Path] = KernelBenchOption) -> None:
+def tasks_list(as_json: bool = typer.Option(False, "--json", help="Print the tasks as JSON."),
+               kernelbench: Optional[Path] = KernelBenchOption) -> None:
     """Tasks with counts per category and difficulty."""
     if kernelbench is not None:
         KERNELBENCH_DIRS.append(kernelbench)
@@ -555,5 +564,5 @@ def main() -> None:
         message = user_error_message(exc)
         if message is None or os.environ.get("AGENTLOOP_DEBUG"):
             raise
-        console.print(f"[red]error:[/red] {message}", highlight=False)
+        console.print(f"[red]error:[/red] {escape(plain(message))}", highlight=False)
         sys.exit(2)

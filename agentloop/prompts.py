@@ -13,6 +13,7 @@ from agentloop.generators.base import Message
 from evaluator.contracts import dtype_name
 from evaluator.task import Task
 from traces.records import Attempt
+from traces.untrusted_text import fenced, plain
 
 PROMPTS_ENV = "AGENTLOOP_PROMPTS_DIR"
 KINDS = ("initial", "repair", "strategy", "optimize", "reflect")
@@ -43,9 +44,12 @@ def prompts_root() -> Path:
 
 @functools.lru_cache(maxsize=4)
 def environment(root: str) -> jinja2.Environment:
-    return jinja2.Environment(loader=jinja2.FileSystemLoader(root), undefined=jinja2.StrictUndefined,
-                              trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=False,
-                              autoescape=False)
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(root), undefined=jinja2.StrictUndefined,
+                             trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=False,
+                             autoescape=False)
+    env.filters["fenced"] = fenced  # model and candidate text: in a block it cannot close
+    env.filters["plain"] = plain
+    return env
 
 
 def task_view(task: Task) -> dict[str, Any]:

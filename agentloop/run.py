@@ -11,6 +11,7 @@ import structlog
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
+from rich.text import Text
 
 from agentloop.config import ConfigError, Experiment, TaskSelection
 from agentloop.evaluation import Evaluates
@@ -21,6 +22,7 @@ from evaluator.loader import TaskLoadError, find_task
 from evaluator.task import Task
 from traces.records import Attempt
 from traces.store import TraceStore
+from traces.untrusted_text import plain
 
 log = structlog.get_logger("agentloop.run")
 
@@ -148,5 +150,5 @@ def summary_table(summary: RunSummary) -> Table:
                       f"{statistics.median(speedups):.2f}x" if speedups else "-",
                       str(sum(o.tokens for o in outcomes)),
                       f"{sum(o.cost_usd for o in outcomes):.4f}",
-                      "; ".join(f"{k} ({v})" for k, v in sorted(reasons.items())))
+                      Text(plain("; ".join(f"{k} ({v})" for k, v in sorted(reasons.items())))))
     return table

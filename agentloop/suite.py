@@ -10,6 +10,9 @@ from typing import TYPE_CHECKING
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
+from rich.text import Text
+
+from traces.untrusted_text import plain
 
 if TYPE_CHECKING:  # the command line imports this module for --help, which must not wait for torch
     from evaluator.evaluate import Evaluator
@@ -59,5 +62,6 @@ def summary_table(results: list[EvalResult], full_reasons: bool = False) -> Tabl
             row += [f"{perf.candidate.median_ms:.4f}" if perf else "-",
                     f"{perf.speedup:.2f}x" if perf and perf.speedup else "-",
                     f"{perf.roofline_fraction:.0%}" if perf and perf.roofline_fraction else "-"]
-        table.add_row(*row, f"{r.phases.get('total', 0):.1f}", "" if r.correct else _shown(r.reason, full_reasons))
+        reason = "" if r.correct else _shown(plain(r.reason), full_reasons)
+        table.add_row(*row, f"{r.phases.get('total', 0):.1f}", Text(reason))
     return table

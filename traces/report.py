@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import base64
 import difflib
+import hashlib
 import io
 import math
 from pathlib import Path
 
 import jinja2
+import markupsafe
 import numpy as np
 import pandas as pd
 
@@ -18,6 +20,7 @@ from traces.ab import FAST_P_GRID
 from traces.frames import chains_frame, load_frame
 from traces.records import Attempt
 from traces.store import TraceStore
+from traces.untrusted_text import markdown_text
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 
@@ -128,11 +131,26 @@ def build_context(store: TraceStore, run_id: str) -> dict:
     }
 
 
-def write_report(store: TraceStore, run_id: str, out_dir: Path) -> tuple[Path, Path]:
-    context = build_context(store, run_id)
+def _environment() -> jinja2.Environment:
+    """Every value is escaped in the HTML report (model and candidate text included), and made
+    literal in the markdown summary by the `markdown_text` filter."""
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), undefined=jinja2.StrictUndefined,
-                             trim_blocks=True, lstrip_blocks=True,
-                             autoescape=jinja2.select_autoescape(["html"]))
+                             trim_blocks=True, lstrip_blocks=True, autoescape=lambda name: name.endswith(".html.j2"))
+    env.filters["markdown_text"] = markdown_text
+    return env
+
+
+def _style() -> dict:
+    """The report's one stylesheet, inline, and its hash for the page's Content-Security-Policy,
+    which allows nothing else: no script, no request, images only as data."""
+    css = (TEMPLATES / "report.css").read_text()
+    digest = base64.b64encode(hashlib.sha256(css.encode()).digest()).decode()
+    return {"style": markupsafe.Markup(css), "style_hash": f"sha256-{digest}"}
+
+
+def write_report(store: TraceStore, run_id: str, out_dir: Path) -> tuple[Path, Path]:
+    context = {**build_context(store, run_id), **_style()}
+    env = _environment()
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     html = out_dir / "report.html"

@@ -66,7 +66,8 @@ def rescued_vs_start(frame: pd.DataFrame, seed: int = 0) -> dict:
     if chains.empty:
         return {}
     correct = chains[chains["correct"]]
-    members = {"start": correct[correct["first_correct_round"] == 0], "rescued": correct[correct["first_correct_round"] >= 1]}
+    members = {"start": correct[correct["first_correct_round"] == 0],
+               "rescued": correct[correct["first_correct_round"] >= 1]}
     groups = {name: rows["first_correct_speedup"].dropna().to_numpy() for name, rows in members.items()}
     out = {}
     for name, values in groups.items():
