@@ -33,6 +33,11 @@ def _png(figure) -> str:
     return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode()
 
 
+def count_colour(value: float, peak: float) -> str:
+    """A count's colour on the blue scale: white on its dark half, black on its light half."""
+    return "white" if peak > 0 and value > peak / 2 else "black"
+
+
 def _plots(frame: pd.DataFrame, rounds: pd.DataFrame, chains: pd.DataFrame) -> dict[str, str]:
     import matplotlib
     matplotlib.use("Agg")
@@ -42,15 +47,16 @@ def _plots(frame: pd.DataFrame, rounds: pd.DataFrame, chains: pd.DataFrame) -> d
     plots = {}
     if not rounds.empty:
         fig, ax = plt.subplots(figsize=(6.5, 3.2))
-        for column, label in (("compile_rate", "compiles"), ("correct_rate", "correct"),
-                              ("correct_by_round", "correct by this round"), ("fast_1", "fast_1")):
+        # distinct markers and dashes: lines that coincide (correct, correct by this round at round 0) stay visible
+        for column, label, style in (("compile_rate", "compiles", "o-"), ("correct_rate", "correct", "s--"),
+                                     ("correct_by_round", "correct by this round", "^:"), ("fast_1", "fast_1", "D-.")):
             if rounds[column].notna().any():
-                ax.plot(rounds["round"], rounds[column], marker="o", label=label)
+                ax.plot(rounds["round"], rounds[column], style, label=label, markersize=6, alpha=0.85)
         ax.set_xlabel("round")
         ax.xaxis.set_major_locator(matplotlib.ticker.MaxNLocator(integer=True))
         ax.set_ylabel("share")
         ax.set_ylim(0, 1.05)
-        ax.legend(loc="lower right", fontsize=8)
+        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8)  # beside the lines, never over them
         ax.set_title("Per round")
         plots["rounds"] = _png(fig)
     if not chains.empty and chains["best_speedup"].notna().any():
@@ -66,11 +72,12 @@ def _plots(frame: pd.DataFrame, rounds: pd.DataFrame, chains: pd.DataFrame) -> d
     table = stats.transition_matrix(frame)
     if not table.empty:
         fig, ax = plt.subplots(figsize=(5.5, 4.5))
-        ax.imshow(table.to_numpy(), cmap="Blues")
+        counts = table.to_numpy()
+        ax.imshow(counts, cmap="Blues", vmin=0)
         ax.set_xticks(range(len(table.columns)), table.columns, rotation=45, ha="right", fontsize=7)
         ax.set_yticks(range(len(table.index)), table.index, fontsize=7)
-        for (i, j), value in np.ndenumerate(table.to_numpy()):
-            ax.text(j, i, str(value), ha="center", va="center", fontsize=8)
+        for (i, j), value in np.ndenumerate(counts):
+            ax.text(j, i, str(value), ha="center", va="center", fontsize=8, color=count_colour(value, counts.max()))
         ax.set_title("Verdict at round r (rows) to round r+1")
         plots["transitions"] = _png(fig)
     return plots

@@ -60,3 +60,9 @@ def test_report_renders_in_headless_chromium(report, tmp_path):
     keep = os.environ.get("AGENTLOOP_SCREENSHOT_DIR")
     if keep:
         shutil.copy(shot, keep)
+
+
+def test_counts_are_readable_on_every_cell_of_the_transition_matrix():
+    from traces.report import count_colour
+    assert count_colour(5, 5) == "white" and count_colour(3, 5) == "white"  # dark cells
+    assert count_colour(2, 5) == "black" and count_colour(0, 5) == "black" and count_colour(0, 0) == "black"
