@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 BOOTSTRAP = 4000
+POWER = 0.8
 FAST_P_GRID = tuple(np.round(np.arange(0.0, 3.01, 0.25), 2))
 
 
@@ -36,6 +37,7 @@ class Comparison:
     geomean_ratio_ci: tuple[float, float] = (float("nan"), float("nan"))
     rank_biserial: float = float("nan")
     fast_p: dict[float, tuple[float, float]] = field(default_factory=dict)
+    chains_for_power: int | None = None  # per arm, to detect the observed rates' difference (80%, alpha 0.05)
     verdict: str = ""
 
 
@@ -80,8 +82,22 @@ def compare(chains_a: pd.DataFrame, chains_b: pd.DataFrame, a: str = "A", b: str
     if len(timed):
         result.fast_p = {p: (_fast_p(paired["best_speedup_a"].fillna(0), ca, p),
                              _fast_p(paired["best_speedup_b"].fillna(0), cb, p)) for p in FAST_P_GRID}
+    result.chains_for_power = chains_for_power(result.correct_a / result.pairs, result.correct_b / result.pairs)
     result.verdict = plain_verdict(result)
     return result
+
+
+def chains_for_power(rate_a: float, rate_b: float, power: float = POWER, alpha: float = 0.05) -> int | None:
+    """Chains per arm that a two-sided test of two proportions needs to detect `rate_a` against
+    `rate_b` with `power` at `alpha` (Cohen's h; paired chains need somewhat fewer). None when the
+    rates are equal: there is no difference to size."""
+    from statsmodels.stats.power import NormalIndPower
+    from statsmodels.stats.proportion import proportion_effectsize
+
+    effect = abs(float(proportion_effectsize(rate_a, rate_b)))
+    if effect < 1e-9:
+        return None
+    return int(np.ceil(NormalIndPower().solve_power(effect_size=effect, alpha=alpha, power=power, ratio=1.0)))
 
 
 def plain_verdict(c: Comparison, alpha: float = 0.05) -> str:
@@ -107,4 +123,8 @@ def plain_verdict(c: Comparison, alpha: float = 0.05) -> str:
                      f"(95% CI {rlow:.2f} to {rhigh:.2f}; {c.speed_pairs} pairs).")
     else:
         text += " Too few chains are correct and timed in both arms to compare speed."
+    if c.chains_for_power is not None:
+        text += (f" To detect a difference this size ({100 * c.correct_a / c.pairs:.0f}% against "
+                 f"{100 * c.correct_b / c.pairs:.0f}% correct) with {100 * POWER:.0f}% power at alpha {alpha:g} "
+                 f"takes about {c.chains_for_power} chains per arm (two-proportion approximation).")
     return text

@@ -5,7 +5,7 @@ from __future__ import annotations
 from agentloop.generators.base import Fatal, Generator, GeneratorSpec
 
 PAID = {"anthropic", "openai", "openai-compatible", "vllm", "sglang", "transformers"}
-PROVIDERS = sorted(PAID | {"replay", "scripted"})
+PROVIDERS = sorted(PAID | {"replay", "scripted", "simulated"})
 
 
 def build(spec: GeneratorSpec, store=None) -> Generator:
@@ -18,6 +18,9 @@ def build(spec: GeneratorSpec, store=None) -> Generator:
     if provider == "scripted":
         from agentloop.generators.scripted import ScriptedGenerator
         return ScriptedGenerator(spec)
+    if provider == "simulated":
+        from agentloop.generators.simulated import SimulatedGenerator
+        return SimulatedGenerator(spec)
     if provider in ("openai", "openai-compatible", "vllm", "sglang"):
         from agentloop.generators.openai_api import OpenAIGenerator
         inner = OpenAIGenerator(spec)
