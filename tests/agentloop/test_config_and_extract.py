@@ -136,3 +136,5 @@ def test_the_readme_example_experiment_loads(tmp_path):
     experiment = load_experiment(write(tmp_path, example))
     assert [arm.name for arm in experiment.arms] == ["with_profiler", "without_profiler"]
     assert experiment.budgets.max_run_cost_usd == 20.0 and experiment.generator.price_out_per_mtok == 15.0
+    simulated = load_experiment(write(tmp_path, readme.split("```yaml\n")[2].split("```", 1)[0]))
+    assert simulated.generator.provider == "simulated" and simulated.evaluation.device == "cpu"
