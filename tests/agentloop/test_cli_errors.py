@@ -117,3 +117,14 @@ def test_help_and_input_checks_do_not_wait_for_torch():
                           cwd=ROOT, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"
+
+
+def test_off_a_terminal_tables_are_not_squeezed(tmp_path):
+    """Piped (a CI log, `| tee`) with no COLUMNS, a table is laid out wide: no header is broken
+    over lines, as it was at rich's default of 80 columns."""
+    env = {k: v for k, v in agentloop_env().items() if k != "COLUMNS"}
+    done = agentloop("tasks", "list", cwd=tmp_path, env=env)
+    assert done.returncode == 0, done.stderr[-2000:]
+    header = next(line for line in done.stdout.splitlines() if "category" in line)
+    assert "difficulty 1-5" in header and "names" in header
+    assert max(len(line) for line in done.stdout.splitlines()) > 100
