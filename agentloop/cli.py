@@ -284,8 +284,8 @@ def _open_store(store: Path):
         fail(str(exc))
 
 
-def _run_id(trace, run: str) -> str:
-    runs = [r["id"] for r in trace.runs()]
+def _run_id(trace, run: str, listed: list[dict] | None = None) -> str:
+    runs = [r["id"] for r in (listed if listed is not None else trace.runs())]
     if run in runs:
         return run
     matches = [r for r in runs if r.startswith(run)]
@@ -297,8 +297,9 @@ def _run_id(trace, run: str) -> str:
 
 def _run_with_attempts(trace, run: str) -> str:
     """The run's id, where it has attempts to report on or export."""
-    run_id = _run_id(trace, run)
-    if not next((r["attempts"] for r in trace.runs() if r["id"] == run_id), 0):
+    listed = trace.runs()
+    run_id = _run_id(trace, run, listed)
+    if not next((r["attempts"] for r in listed if r["id"] == run_id), 0):
         fail(f"run {run_id!r} has no attempts (its chains produced none); nothing to report or export")
     return run_id
 

@@ -4,6 +4,7 @@ overlapping evaluations, progress on the terminal, a summary at the end. Rerunni
 from __future__ import annotations
 
 import asyncio
+import collections
 import statistics
 from dataclasses import dataclass, field
 
@@ -65,10 +66,8 @@ class RunSummary:
 
     def empty_chains_line(self) -> str:
         empty = self.without_attempts()
-        reasons: dict[str, int] = {}
-        for chain in empty:
-            reasons[chain.stop_reason or "no reason"] = reasons.get(chain.stop_reason or "no reason", 0) + 1
-        listed = "; ".join(f"{reason} ({n})" for reason, n in sorted(reasons.items(), key=lambda kv: -kv[1]))
+        reasons = collections.Counter(chain.stop_reason or "no reason" for chain in empty)
+        listed = "; ".join(f"{reason} ({n})" for reason, n in reasons.most_common())
         return f"{len(empty)} of {len(self.chains)} chains produced no attempt: {listed}"
 
 

@@ -98,7 +98,7 @@ def test_ctrl_c_during_a_run_says_that_rerunning_resumes(tmp_path):
                                 "--store", "runs.db"], cwd=tmp_path, env=agentloop_env(), text=True,
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     seen = ""
-    while "This is a replay" not in seen:  # past the imports, into the run
+    while '"event": "attempt"' not in seen:  # the first attempt is in: the chains are running
         line = process.stderr.readline()
         if not line:
             break  # it ended: the assertions below say how
