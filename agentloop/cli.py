@@ -90,11 +90,12 @@ def read_source(path: Path) -> str:
     return ""
 
 
-def _evaluator(device: str, timing: bool = True, compile_baseline: bool = False, profile: bool = False):
+def _evaluator(device: str, timing: bool = True, compile_baseline: bool = False, profile: bool = False,
+               memcheck: bool = True):
     from evaluator.evaluate import Evaluator, EvaluatorConfig
     try:
         return Evaluator(EvaluatorConfig(device=device, timing=timing, compile_baseline=compile_baseline,
-                                         profile=profile))
+                                         profile=profile, memcheck=memcheck))
     except ValueError as exc:
         fail(str(exc))
 
@@ -148,6 +149,8 @@ def eval_command(
     no_timing: bool = typer.Option(False, "--no-timing", help="Skip GPU timing."),
     compile_baseline: bool = typer.Option(False, "--compile-baseline", help="Also time torch.compile."),
     profile: bool = typer.Option(False, "--profile", help="Nsight Compute metrics, where ncu is installed."),
+    no_memcheck: bool = typer.Option(False, "--no-memcheck", help="Skip the out-of-bounds access check (recorded "
+                                     "in each result as memory_check: off)."),
     kernelbench: Optional[Path] = KernelBenchOption,
 ) -> None:
     """Score one candidate file against a task, a folder of candidates (--suite), or the shipped
@@ -169,7 +172,7 @@ def eval_command(
         if not task or not file:
             fail("give TASK and FILE (e.g. agentloop eval softmax my_softmax.py), or --suite DIR")
         submissions = [Submission(_find(task), read_source(file), file)]
-    with _evaluator(device, not no_timing, compile_baseline, profile) as evaluator:
+    with _evaluator(device, not no_timing, compile_baseline, profile, not no_memcheck) as evaluator:
         results = score(evaluator, submissions, _workers(workers, evaluator.on_gpu), console)
     if as_json:
         payload = [r.to_dict() for r in results]
@@ -201,6 +204,8 @@ def run_command(
                                               "'ray://host:10001'); default: a new local Ray instance."),
     log_json: Optional[bool] = typer.Option(None, "--log-json/--log-console", help="Log format (default: by terminal)."),
     no_progress: bool = typer.Option(False, "--no-progress", help="No progress bar (logs only)."),
+    no_memcheck: bool = typer.Option(False, "--no-memcheck", help="Skip the out-of-bounds access check "
+                                     "(evaluation.memcheck=false; recorded in each result)."),
 ) -> None:
     """Run refinement chains (the main job). Rerunning the same command resumes an interrupted run."""
     import asyncio
@@ -220,6 +225,8 @@ def run_command(
                        ("evaluation.executor", executor), ("evaluation.ray_address", ray_address)):
         if value is not None:
             flags.append(f"{key}={value}")
+    if no_memcheck:
+        flags.append("evaluation.memcheck=false")
     if provider is not None and provider != "replay":
         flags.append("generator.options={}")
         if model is None and config is None:  # the embedded default names the replay's model

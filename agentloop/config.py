@@ -62,6 +62,7 @@ class Evaluation:
     timing: bool = True
     compile_baseline: bool = False
     profile: bool = False
+    memcheck: bool = True  # out-of-bounds accesses: Compute Sanitizer on a GPU, the interpreter's check on the CPU
     executor: str = "local"  # "local": every visible GPU of this machine; "ray": a Ray cluster's workers
     ray_address: str | None = None  # None: a new local Ray instance; "auto" or "ray://host:10001": a cluster
 

@@ -34,7 +34,7 @@ class EvaluationQueue:
     """`workers` concurrent evaluations per device; each device has its own GPU lock for timing."""
 
     def __init__(self, device: str = "auto", workers: int = 0, timing: bool = True,
-                 compile_baseline: bool = False, profile: bool = False):
+                 compile_baseline: bool = False, profile: bool = False, memcheck: bool = True):
         devices = visible_devices(device)
         if not devices:
             raise ValueError(f"no device matches {device!r}")
@@ -42,7 +42,7 @@ class EvaluationQueue:
         # CPU evaluations are one interpreter process each; GPU ones also compile on the CPU cores.
         per_device = workers or (cores if devices == ["cpu"] else max(1, min(8, cores // (2 * len(devices)))))
         self.evaluators = [Evaluator(EvaluatorConfig(device=d, timing=timing, compile_baseline=compile_baseline,
-                                                     profile=profile)) for d in devices]
+                                                     profile=profile, memcheck=memcheck)) for d in devices]
         self.slots = [asyncio.Semaphore(per_device) for _ in devices]
         self.pool = ThreadPoolExecutor(max_workers=per_device * len(devices), thread_name_prefix="evaluate")
         self._next = itertools.cycle(range(len(devices)))
@@ -70,7 +70,8 @@ class EvaluationQueue:
 
 def evaluations_for(evaluation) -> Evaluates:
     """The executor an experiment's `evaluation` section asks for."""
-    options = dict(timing=evaluation.timing, compile_baseline=evaluation.compile_baseline, profile=evaluation.profile)
+    options = dict(timing=evaluation.timing, compile_baseline=evaluation.compile_baseline, profile=evaluation.profile,
+                   memcheck=evaluation.memcheck)
     if evaluation.executor == "ray":
         from agentloop.ray_evaluation import RayEvaluations
 

@@ -9,10 +9,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
+from evaluator.result import Verdict
 from evaluator.task import Task
 from traces.records import Attempt
 
-ERROR_VERDICTS = {"NO_CODE", "STATIC_REJECT", "COMPILE_FAIL", "RUNTIME_FAIL", "TIMEOUT", "CONTRACT_FAIL"}
 MAX_FAILING_CASES = 3
 
 
@@ -25,9 +25,10 @@ class FeedbackContext:
 
 
 def compile_errors(ctx: FeedbackContext) -> dict | None:
-    """Compile, static, runtime and contract errors, with the traceback trimmed to the candidate's lines."""
+    """Compile, static, runtime, contract and memory-access errors, with the traceback trimmed to the
+    candidate's lines."""
     result = ctx.attempt.result
-    if result is None or result.verdict.value not in ERROR_VERDICTS:
+    if result is None or not (result.verdict.is_error or result.verdict is Verdict.MEMORY_FAIL):
         return None
     return {"verdict": result.verdict.value, "stage": result.stage.value, "reason": result.reason,
             "traceback": result.traceback or ""}

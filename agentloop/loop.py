@@ -21,18 +21,14 @@ from agentloop.extract import extract_code
 from agentloop.generators.base import Generator, GeneratorError, Request
 from agentloop.methods import Method, method_named
 from agentloop.states import Mode, State, StateMachine
-from evaluator.result import EvalResult
+from evaluator.result import EvalResult, Verdict
 from evaluator.task import Task
 from traces.records import Attempt
 from traces.store import TraceStore
 
-VERDICT_RANK = {"NO_CODE": 0, "STATIC_REJECT": 1, "COMPILE_FAIL": 2, "RUNTIME_FAIL": 3, "TIMEOUT": 3,
-                "CONTRACT_FAIL": 4, "INCORRECT": 5, "OUTLIER_FAIL": 6, "CORRECT": 7}
-
-
 def score(attempt: Attempt) -> tuple[int, float]:
     """Better verdicts first, then speed."""
-    return VERDICT_RANK.get(attempt.verdict or "NO_CODE", 0), attempt.speedup or 0.0
+    return Verdict.rank_of(attempt.verdict), attempt.speedup or 0.0
 
 
 def best_attempt(history: list[Attempt]) -> Attempt | None:

@@ -72,7 +72,7 @@ class RayEvaluations:
     """The `Evaluates` interface over a pool of EvaluatorActors."""
 
     def __init__(self, address: str | None = None, device: str = "auto", workers: int = 0, timing: bool = True,
-                 compile_baseline: bool = False, profile: bool = False):
+                 compile_baseline: bool = False, profile: bool = False, memcheck: bool = True):
         ray = _import_ray()
         if not ray.is_initialized():
             try:
@@ -90,7 +90,7 @@ class RayEvaluations:
         self.slots = (workers or GPU_SLOTS) if on_gpu else 1
         actor = ray.remote(num_gpus=1 if on_gpu else 0, num_cpus=1, max_restarts=-1,
                            max_concurrency=self.slots)(EvaluatorActor)
-        options = {"timing": timing, "compile_baseline": compile_baseline, "profile": profile}
+        options = {"timing": timing, "compile_baseline": compile_baseline, "profile": profile, "memcheck": memcheck}
         self.actors = [actor.remote("cuda" if on_gpu else "cpu", options) for _ in range(count)]
         self.devices = ["cuda" if on_gpu else "cpu"] * count
         self.idle: asyncio.Queue | None = None

@@ -4,7 +4,8 @@
 #   bash benchmarks/gpu_suite.sh OUTDIR [task ids or categories ...]
 # First, here: bash benchmarks/fetch_device_wheels.sh, and carry .whl with the device call.
 # SKIP_DONE="a.jsonl b.jsonl" leaves out the tasks an earlier, cut-short run already scored;
-# TIMING_SECONDS caps each timing run (candidate and eager baseline) below the evaluator's 3 s.
+# TIMING_SECONDS caps each timing run (candidate and eager baseline) below the evaluator's 3 s;
+# NO_MEMCHECK=1 skips the out-of-bounds access check.
 set -uo pipefail
 out=${1:-out}; shift || true; mkdir -p "$out"
 export PYTHONUNBUFFERED=1
@@ -23,7 +24,7 @@ gpus=$(nvidia-smi --query-gpu=index --format=csv,noheader | wc -l)
 for k in $(seq 0 $((gpus - 1))); do
   CUDA_VISIBLE_DEVICES=$k AGENTLOOP_CACHE_DIR=/tmp/agentloop-cache-$k timeout "${SUITE_SECONDS:-540}" \
     python3 benchmarks/reference_solutions.py --workers "${WORKERS:-8}" --shard "$k/$gpus" \
-    --jsonl "$out/suite-$k.jsonl" ${SKIP_DONE:+--skip-done $SKIP_DONE} ${TIMING_SECONDS:+--timing-seconds $TIMING_SECONDS} ${1:+--tasks "$@"} > "$out/suite-$k.md" 2> "$out/suite-$k.log" &
+    --jsonl "$out/suite-$k.jsonl" ${SKIP_DONE:+--skip-done $SKIP_DONE} ${TIMING_SECONDS:+--timing-seconds $TIMING_SECONDS} ${NO_MEMCHECK:+--no-memcheck} ${1:+--tasks "$@"} > "$out/suite-$k.md" 2> "$out/suite-$k.log" &
 done
 wait
 if ls "$out"/suite-*.jsonl >/dev/null 2>&1; then

@@ -61,7 +61,8 @@ def interleaved(tasks: list) -> list:
     return [t for turn in itertools.zip_longest(*by_category.values()) for t in turn if t is not None]
 
 
-def measure(tasks: list, workers: int, jsonl: Path | None, timing_seconds: float | None) -> list[EvalResult]:
+def measure(tasks: list, workers: int, jsonl: Path | None, timing_seconds: float | None,
+            memcheck: bool = True) -> list[EvalResult]:
     from evaluator.evaluate import Evaluator, EvaluatorConfig
 
     results = []
@@ -75,7 +76,8 @@ def measure(tasks: list, workers: int, jsonl: Path | None, timing_seconds: float
         finally:
             started.pop(task.id, None)
 
-    with Evaluator(EvaluatorConfig(timing_policy=policy)) as evaluator, ThreadPoolExecutor(workers) as pool, \
+    began = time.monotonic()
+    with Evaluator(EvaluatorConfig(timing_policy=policy, memcheck=memcheck)) as evaluator, ThreadPoolExecutor(workers) as pool, \
             heartbeat(started):
         futures = {pool.submit(evaluate, evaluator, t): t for t in tasks}
         for done, future in enumerate(as_completed(futures), 1):
@@ -90,6 +92,7 @@ def measure(tasks: list, workers: int, jsonl: Path | None, timing_seconds: float
             if jsonl:
                 with open(jsonl, "a") as f:
                     f.write(json.dumps(result.to_dict()) + "\n")
+    print(f"scored {len(results)} of {len(tasks)} in {time.monotonic() - began:.0f} s", file=sys.stderr, flush=True)
     return results
 
 
@@ -225,6 +228,7 @@ def main() -> None:
                              "assembled from several runs, the latest row of each task")
     parser.add_argument("--timing-seconds", type=float,
                         help="cap on each timing run (default: the evaluator's policy, 3 s)")
+    parser.add_argument("--no-memcheck", action="store_true", help="skip the out-of-bounds access check")
     parser.add_argument("--skip-done", nargs="+", type=Path, default=[],
                         help="leave out the tasks already scored in these JSONL files")
     args = parser.parse_args()
@@ -240,7 +244,7 @@ def main() -> None:
     done = {r.task_id for r in load([p for p in args.skip_done if p.exists()])}
     tasks = select(load_suite(), args.tasks or [], args.shard, done)
     print(f"{len(tasks)} tasks to score ({len(done)} already scored)", file=sys.stderr, flush=True)
-    report_results(measure(tasks, args.workers, args.jsonl, args.timing_seconds))
+    report_results(measure(tasks, args.workers, args.jsonl, args.timing_seconds, not args.no_memcheck))
 
 
 if __name__ == "__main__":

@@ -44,6 +44,7 @@ class Share:
     failed_at: int = -1                                  # plan index of the failing case; -1 before any
     kernels: list[KernelInfo] = field(default_factory=list)
     import_seconds: float | None = None
+    memory_check: str = ""             # how its process looked for out-of-bounds accesses, if it did
     call_seconds: float = 0.0
     compile_seconds: float = 0.0       # of call_seconds, compiling or loading kernels
     scout_wait_seconds: float = 0.0    # of compile_seconds, waiting for the compile scout

@@ -23,7 +23,7 @@ import torch
 from evaluator import probes as probes_module
 from evaluator import protocol
 from evaluator import (baseline, baseline_server, calibration, compile_scout, event_log, gpu_lock, maintainability,
-                       memory_gate, profiler, roofline, wire)
+                       memcheck, memory_gate, profiler, roofline, wire)
 from evaluator.case_feed import CaseFeed
 from evaluator.case_shares import EarliestFailure, Share, failure_stage, merged, split_by_dtype
 from evaluator.cases import Case, plan, timing_cases
@@ -93,6 +93,8 @@ class EvaluatorConfig:
     # A compile scout runs beside the candidate's process and compiles its kernels ahead, many at
     # once (compile_scout.py). None: on an NVIDIA GPU only (the CPU interpreter compiles nothing).
     compile_scout: bool | None = None
+    # Out-of-bounds accesses: Compute Sanitizer on a GPU (memcheck.py), the interpreter's own on the CPU.
+    memcheck: bool = True
     # Tests switch the static checks off to prove each runtime guard holds on its own.
     static_checks: bool = True
     # Snapshot the project's files and compare after every evaluation (see integrity.py).
@@ -156,6 +158,7 @@ class Evaluator:
         self.server = ForkServer(interpret=not self.on_gpu,
                                  triton_stubs=self.cache_dir / "triton-stubs" if self.on_gpu else None)
         self.triton_target = compile_scout.gpu_target(self.device)  # what compile scouts compile for
+        self.sanitizer = memcheck.sanitizer_path() if self.on_gpu and self.config.memcheck else None
         self.baselines = baseline.BaselineCache(self.cache_dir / "baselines.json")
         self.baseline_server = baseline_server.BaselineServer(self.server, str(self.device), self.lock_dir)
         self.redactor = Redactor(secret_values(dict(os.environ)))
@@ -298,12 +301,20 @@ class Evaluator:
         try:
             with self._phase(result, "spawn"):
                 box = Sandbox(self.server, "candidate", job, {"candidate.py": source}, self.limits, reach)
-            with box:
+                checker = self._start_memcheck(job, reach, source)
+            with box, checker or contextlib.nullcontext():
                 try:
                     with self._phase(result, "correctness"):
                         passed = self._correctness(box, job, reach, source, task, feed, result)
+                except Verdicts as verdict:
+                    if verdict.verdict is Verdict.MEMORY_FAIL and checker and verdict.case is not None:
+                        self._locate_fault(checker, verdict, task, feed, result)
+                    raise
                 finally:
                     self._note_isolation(result, box)
+                if self.on_gpu:
+                    result.stage = Stage.MEMCHECK
+                    self._memcheck(checker, task, feed, result)
                 if timed:
                     result.stage = Stage.TIMING
                     earlier = [passed.get(feed.cases.index(case)) for case in timing_cases(task)]
@@ -324,6 +335,41 @@ class Evaluator:
                 first = self.references.get(task, timing_cases(task)[0])
                 result.profile = profiler.profile(source, report.entry, first.inputs_file, str(self.device))
 
+    def _start_memcheck(self, job: dict, reach: Reach, source: str) -> memcheck.MemcheckRun | None:
+        """On a GPU, the process that runs the candidate under Compute Sanitizer, started now."""
+        if not (self.on_gpu and self.config.memcheck and self.sanitizer):
+            return None
+        return memcheck.MemcheckRun(self.server, job, source, self.limits, reach, self.sanitizer)
+
+    def _memcheck(self, checker: memcheck.MemcheckRun | None, task: Task, feed: CaseFeed, result: EvalResult) -> None:
+        """A correct candidate's small and edge cases once more, under Compute Sanitizer (memcheck.py)."""
+        if checker is None:
+            result.memory_check = "off" if not self.config.memcheck else "unavailable: compute-sanitizer was not found"
+            return
+        with self._phase(result, "memcheck"):
+            outcome = checker.check(_described(feed, [c for c in memcheck.checked_cases(task) if c in feed.cases]))
+        result.memory_check = "memcheck" if outcome.ran else "unavailable: " + outcome.reason
+        if outcome.verdict is not None:
+            raise Verdicts(Verdict(outcome.verdict), outcome.reason, outcome.report or None)
+
+    def _locate_fault(self, checker: memcheck.MemcheckRun, verdict: Verdicts, task: Task, feed: CaseFeed,
+                      result: EvalResult) -> None:
+        """A CUDA fault (an illegal address) in a case: under Compute Sanitizer, whose report says which
+        kernel, line and access (the fault alone says none of it), the small and edge cases built so
+        far (quick, and likely to show the same mistake), then the case that faulted."""
+        if not 0 <= verdict.case < len(feed.cases):
+            return
+        try:
+            built = feed.cases[:feed.ready()]
+        except Exception:  # noqa: BLE001 - a case that failed to build: the faulting case alone
+            built = []
+        cases = [c for c in memcheck.checked_cases(task) if c in built and c != feed.cases[verdict.case]]
+        with self._phase(result, "memcheck"):
+            outcome = checker.check(_described(feed, cases + [feed.cases[verdict.case]]))
+        if outcome.verdict == Verdict.MEMORY_FAIL.value:
+            result.memory_check = "memcheck"
+            verdict.reason, verdict.traceback = outcome.reason, outcome.report or verdict.traceback
+
     def _note_isolation(self, result: EvalResult, box: Sandbox) -> None:
         """The isolation the candidate's process got goes into the result; less than full is said
         once, loudly, with what is then not guaranteed."""
@@ -340,6 +386,7 @@ class Evaluator:
         """What a candidate's process (or its scout) is told about its task."""
         return {"task": task.id, "entry": entry, "device": str(self.device), "mutates": list(task.mutates),
                 "allowed_aten": sorted({op for a in task.allowed for op in a.aten}),
+                "check_memory": self.config.memcheck,
                 "denied_aten": [] if task.host_copies else sorted(COPY_OPS),
                 "lock_dir": str(self.lock_dir) if self.lock_dir else None,
                 "gpu_memory_fraction": self.config.gpu_memory_fraction if self.on_gpu else None,
@@ -375,6 +422,10 @@ class Evaluator:
                 raise share.failure  # the evaluator's own error, not the candidate's
         result.cases, failed = merged(shares)
         result.kernels = _kernels(shares)
+        if not self.on_gpu:
+            said = {share.memory_check for share in shares if share.import_seconds is not None}
+            result.memory_check = ("off" if not self.config.memcheck else
+                                   next((m for m in sorted(said) if m != "interpreter"), "interpreter" if said else None))
         if shares[0].import_seconds is not None:
             result.phases["start_and_import"] = shares[0].import_seconds
         result.phases["calls"] = sum(share.call_seconds for share in shares)
@@ -430,6 +481,7 @@ class Evaluator:
                 message = _parsed(message)
                 if isinstance(message, protocol.Imported):
                     imported = True
+                    share.memory_check = message.memory_check
                     event_log.case_event(task.id, "imported")
                     share.import_seconds = time.perf_counter() - began
                 elif isinstance(message, protocol.Failed):
@@ -500,7 +552,7 @@ class Evaluator:
 
     def _child_failed(self, message: protocol.Failed, cases: list[Case], sent: list[int]) -> Verdicts:
         verdict = message.verdict
-        if verdict not in {"COMPILE_FAIL", "RUNTIME_FAIL", "CONTRACT_FAIL"}:
+        if verdict not in {"COMPILE_FAIL", "RUNTIME_FAIL", "CONTRACT_FAIL", "MEMORY_FAIL"}:
             verdict = "RUNTIME_FAIL"
         reason, case = message.reason or "failed", None
         if message.phase == "import":
@@ -785,6 +837,12 @@ def _earliest(share: Share, task: Task, verdict: Verdicts) -> Verdicts:
     except Verdicts as earlier:
         return earlier
     return verdict
+
+
+def _described(feed: CaseFeed, cases: list[Case]) -> list[tuple[int, Path, str]]:
+    """(plan index, inputs file, description) of built cases."""
+    return [(feed.cases.index(case), feed.data[feed.cases.index(case)].inputs_file, describe_case(case))
+            for case in cases]
 
 
 def _send_ready_cases(box: Sandbox, feed: CaseFeed, members: list[int], sent: int) -> int:

@@ -2,7 +2,7 @@
 evaluation, so each candidate starts in a clean process in milliseconds.
 
 Protocol on stdin/stdout, one JSON object per line:
-  request  {"id": n, "kind": "candidate"|"scout"|"baseline", "scratch": dir, "limits": {...}}
+  request  {"id": n, "kind": "candidate"|"scout"|"memcheck"|"baseline", "scratch": dir, "limits": {...}}
   reply    {"id": n, "pid": pid}
   exit     {"exit": pid, "code": int|null, "signal": int|null}
 The server was started with a scrubbed environment; each child starts a new session (so it can be
@@ -119,10 +119,13 @@ def _become_child(request: dict) -> None:
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
     _die_with_parent()
     _redirect_output(scratch)
-    if request["kind"] in ("candidate", "scout"):  # both run the candidate's code
+    if request["kind"] in ("candidate", "scout", "memcheck"):  # each runs the candidate's code
         _confine(request)
     _apply_limits(request.get("limits", {}))
-    if request["kind"] == "baseline":
+    if request["kind"] == "memcheck":
+        from evaluator import memcheck
+        memcheck.exec_sanitizer(scratch, json.loads(open(os.path.join(scratch, "job.json")).read())["sanitizer"])
+    elif request["kind"] == "baseline":
         from evaluator import baseline_worker
         baseline_worker.main(scratch)
     elif request["kind"] == "scout":

@@ -34,6 +34,7 @@ class ProtocolError(ValueError):
 @dataclass(frozen=True)
 class Imported:
     EVENT: ClassVar[str] = "imported"
+    memory_check: str = ""  # how the process looks for out-of-bounds accesses, where it does (access_bounds.py)
 
 
 @dataclass(frozen=True)
@@ -82,6 +83,13 @@ class Timed:
 
 
 @dataclass(frozen=True)
+class MemoryChecked:
+    """One case ran to its end under Compute Sanitizer (memcheck_run.py)."""
+    EVENT: ClassVar[str] = "memchecked"
+    case: int
+
+
+@dataclass(frozen=True)
 class Scouted:
     EVENT: ClassVar[str] = "scouted"
     compiled: int
@@ -109,7 +117,7 @@ class TimeCalls:
     policy: dict = field(default_factory=dict)
 
 
-EVENTS = {kind.EVENT: kind for kind in (Imported, Failed, CallDone, CasesDone, Timed, Scouted)}
+EVENTS = {kind.EVENT: kind for kind in (Imported, Failed, CallDone, CasesDone, Timed, Scouted, MemoryChecked)}
 COMMANDS = {kind.OP: kind for kind in (RunCase, CasesEnd, TimeCalls)}
 
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: MEMORY_FAIL, the memcheck stage and `memory_check`
 
 
 class Verdict(str, Enum):
@@ -23,7 +23,29 @@ class Verdict(str, Enum):
     INCORRECT = "INCORRECT"
     OUTLIER_FAIL = "OUTLIER_FAIL"
     CONTRACT_FAIL = "CONTRACT_FAIL"
+    MEMORY_FAIL = "MEMORY_FAIL"
     CORRECT = "CORRECT"
+
+    @property
+    def rank(self) -> int:
+        """How close to a usable kernel: equal ranks are equally far (a crash and a hang)."""
+        return VERDICT_RANKS[self]
+
+    @property
+    def is_error(self) -> bool:
+        """The candidate did not run to a comparable result (no code, rejected, crashed, hung,
+        broke the contract); the other failures produced outputs that were judged."""
+        return self.rank <= VERDICT_RANKS[Verdict.CONTRACT_FAIL]
+
+    @classmethod
+    def rank_of(cls, name: str | None) -> int:
+        """The rank of a verdict's name as stored; no verdict ranks lowest."""
+        return VERDICT_RANKS[cls(name)] if name in cls._value2member_map_ else 0
+
+
+VERDICT_RANKS = {Verdict.NO_CODE: 0, Verdict.STATIC_REJECT: 1, Verdict.COMPILE_FAIL: 2, Verdict.RUNTIME_FAIL: 3,
+                 Verdict.TIMEOUT: 3, Verdict.CONTRACT_FAIL: 4, Verdict.INCORRECT: 5, Verdict.OUTLIER_FAIL: 6,
+                 Verdict.MEMORY_FAIL: 7, Verdict.CORRECT: 8}
 
 
 class Stage(str, Enum):
@@ -33,6 +55,7 @@ class Stage(str, Enum):
     IMPORT = "import"
     CALL = "call"
     ACCURACY = "accuracy"
+    MEMCHECK = "memcheck"
     TIMING = "timing"
     DONE = "done"
 
@@ -142,6 +165,10 @@ class EvalResult:
     phases: dict[str, float] = field(default_factory=dict)
     # SHA-256 of the text the candidate's process ran: the checked text, its __main__ block blanked.
     executed_hash: str | None = None
+    # How out-of-bounds accesses were looked for: "memcheck" (Compute Sanitizer, on a GPU),
+    # "interpreter" (every access of every launch checked, on the CPU), "off" (--no-memcheck), or
+    # "unavailable: <why>". None where the candidate failed before any kernel ran.
+    memory_check: str | None = None
     schema_version: int = SCHEMA_VERSION
 
     @property

@@ -35,7 +35,7 @@ KEPT_ENV = re.compile(r"^(PATH|HOME|USER|LOGNAME|LANG|LC_[A-Z]+|TZ|TMPDIR|PYTHON
                       r"NVSHMEM_[A-Z_]+|AGENTLOOP_LOCK_LOG|AGENTLOOP_PROCESS_LOG)$")
 SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSW|CREDENTIAL|AUTH|COOKIE|SESSION", re.IGNORECASE)
 OUTPUT_TAIL_BYTES = 2000
-CONFINED_KINDS = ("candidate", "scout")  # the processes that run candidate code
+CONFINED_KINDS = ("candidate", "scout", "memcheck")  # the processes that run candidate code
 FOOTPRINT_PERIOD = 0.25  # seconds between scans of a child's process tree, memory and scratch disk
 
 

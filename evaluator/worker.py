@@ -19,7 +19,7 @@ from typing import Any, Callable
 
 import torch
 
-from evaluator import candidate_source, event_log, gpu_lock, interpreted_autotune, protocol, wire
+from evaluator import access_bounds, candidate_source, event_log, gpu_lock, interpreted_autotune, protocol, wire
 from evaluator.compile_board import CompileBoard
 from evaluator.contracts import same_bits
 from evaluator.guards import LaunchRecorder, TorchGuard, live_threads, poison_value
@@ -63,13 +63,16 @@ def classify(exc: BaseException) -> tuple[str, bool]:
     name = type(exc).__name__
     module = type(exc).__module__ or ""
     text = str(exc)
+    if access_bounds.caused(exc):
+        return "MEMORY_FAIL", False
     if name in ("CompilationError", "CompileTimeAssertionFailure", "UnsupportedLanguageConstruct") or (
             module.startswith("triton.compiler")):
         return "COMPILE_FAIL", False
     if name == "InterpreterError":
         return "COMPILE_FAIL", False
-    if "CUDA error" in text or "illegal memory access" in text or "misaligned address" in text or (
-            name == "AcceleratorError"):
+    if "illegal memory access" in text or "misaligned address" in text:
+        return "MEMORY_FAIL", True
+    if "CUDA error" in text or name == "AcceleratorError":
         return "RUNTIME_FAIL", True
     return "RUNTIME_FAIL", False
 
@@ -94,6 +97,10 @@ def describe_failure(exc: BaseException, verdict: str) -> str:
     if isinstance(exc, SystemExit):
         return f"called exit ({exc.code!r}) instead of returning"
     first = (str(exc).strip().splitlines() or [""])[0]
+    if verdict == "MEMORY_FAIL" and not access_bounds.caused(exc):
+        return f"CUDA fault: {first} (a kernel accessed memory out of bounds or misaligned; check masks and offsets)"
+    if verdict == "MEMORY_FAIL":
+        return str(exc) if isinstance(exc, access_bounds.OutOfBounds) else access_bounds.take() or first
     if verdict == "COMPILE_FAIL":
         return f"Triton kernel failed to compile: {type(exc).__name__}: {_compile_error(exc) or first}"
     if "CUDA error" in str(exc) or "illegal memory access" in str(exc):
@@ -126,15 +133,17 @@ class CandidateProcess:
     def start(self) -> bool:
         torch.seed()  # forked from one server, every candidate would otherwise draw the same "fresh" seeds
         self.recorder.install()
+        memory_check = ""
         if self.device.type == "cpu":
             interpreted_autotune.one_config()
+            memory_check = access_bounds.install(self.candidate_path) if self.job.get("check_memory") else ""
         use_device(self.device, self.job.get("gpu_memory_fraction"))
         try:
             self.entry = import_candidate(self.candidate_path, self.job, self.device)
         except BaseException as exc:  # noqa: BLE001 - any failure of untrusted code is a verdict
             self.fail("import", exc, verdict="COMPILE_FAIL" if not isinstance(exc, SystemExit) else "RUNTIME_FAIL")
             return False
-        self.channel.send(protocol.encode(protocol.Imported()))
+        self.channel.send(protocol.encode(protocol.Imported(memory_check=memory_check)))
         return True
 
     def sync(self) -> None:
@@ -157,6 +166,9 @@ class CandidateProcess:
             self.sync()
         finally:
             self.recorder.locking = False
+        refused = access_bounds.take()  # also when the candidate caught the error
+        if refused:
+            raise access_bounds.OutOfBounds(refused)
         report = {
             "launches": self.recorder.launches - launches_before,
             "violations": tuple(guard.violations),

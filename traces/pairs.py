@@ -16,10 +16,9 @@ from pathlib import Path
 
 import pandas as pd
 
+from evaluator.result import Verdict
 from traces.records import Attempt
 
-VERDICT_RANK = {"NO_CODE": 0, "STATIC_REJECT": 1, "COMPILE_FAIL": 2, "RUNTIME_FAIL": 3, "TIMEOUT": 3,
-                "CONTRACT_FAIL": 4, "INCORRECT": 5, "OUTLIER_FAIL": 6, "CORRECT": 7}
 FORMATS = ("sft", "prompt-completion", "dpo", "kto", "stepwise")
 
 
@@ -31,7 +30,7 @@ class Pair:
 
 
 def rank(attempt: Attempt) -> int:
-    return VERDICT_RANK.get(attempt.verdict or "NO_CODE", 0)
+    return Verdict.rank_of(attempt.verdict)
 
 
 def chains(attempts: list[Attempt]) -> dict[tuple, list[Attempt]]:

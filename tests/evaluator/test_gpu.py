@@ -99,7 +99,7 @@ def test_timing_is_stable_for_a_long_kernel(gpu, suite):
     assert spread < 0.03, medians
 
 
-def test_cuda_fault_is_a_runtime_fail_and_the_next_candidate_is_clean(gpu, gelu_task, honest):
+def test_cuda_fault_is_a_memory_fail_located_by_memcheck_and_the_next_candidate_is_clean(gpu, gelu_task, honest):
     faulty = gelu_candidate("y = torch.empty_like(input)\nwild[(64,)](y, 1 << 40)\nreturn y", header='''
         import triton
         import triton.language as tl
@@ -110,8 +110,9 @@ def test_cuda_fault_is_a_runtime_fail_and_the_next_candidate_is_clean(gpu, gelu_
             tl.store(y_ptr + offsets, tl.zeros([128], dtype=tl.float32))
     ''')
     result = gpu.evaluate(gelu_task, faulty)
-    assert result.verdict.value == "RUNTIME_FAIL", result.reason
-    assert "CUDA" in result.reason or "killed" in result.reason or "illegal" in result.reason
+    assert result.verdict.value == "MEMORY_FAIL", result.reason
+    assert "kernel `wild` wrote" in result.reason and "line 8" in result.reason, result.reason
+    assert result.memory_check == "memcheck" and "Invalid __global__ write" in result.traceback
     assert gpu.evaluate(gelu_task, gelu_candidate("y = torch.empty_like(input)\nlaunch(input, y, approximate)\nreturn y")).correct
 
 

@@ -63,3 +63,20 @@ def test_wire_refuses_subclasses_and_foreign_files(tmp_path):
     torch.save({"tree": "{\"$evil\": 1}", "tensors": []}, tmp_path / "tag.pt")
     with pytest.raises(wire.WireError, match="unknown wire tag"):
         wire.load(tmp_path / "tag.pt")
+
+
+def test_verdicts_rank_from_no_code_to_correct_and_know_which_are_errors():
+    order = [Verdict.NO_CODE, Verdict.STATIC_REJECT, Verdict.COMPILE_FAIL, Verdict.RUNTIME_FAIL,
+             Verdict.CONTRACT_FAIL, Verdict.INCORRECT, Verdict.OUTLIER_FAIL, Verdict.MEMORY_FAIL, Verdict.CORRECT]
+    assert [v.rank for v in order] == sorted(v.rank for v in order) and len({v.rank for v in order}) == len(order)
+    assert Verdict.TIMEOUT.rank == Verdict.RUNTIME_FAIL.rank
+    assert {v for v in Verdict if v.is_error} == {Verdict.NO_CODE, Verdict.STATIC_REJECT, Verdict.COMPILE_FAIL,
+                                                   Verdict.RUNTIME_FAIL, Verdict.TIMEOUT, Verdict.CONTRACT_FAIL}
+    assert Verdict.rank_of("MEMORY_FAIL") == Verdict.MEMORY_FAIL.rank and Verdict.rank_of(None) == 0
+
+
+def test_a_version_1_result_reads_with_no_memory_check():
+    data = full_result().to_dict()
+    data["schema_version"] = 1
+    del data["memory_check"]
+    assert EvalResult.from_dict(data).memory_check is None

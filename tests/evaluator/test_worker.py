@@ -4,7 +4,8 @@ import ast
 
 from triton.compiler.errors import CompilationError
 
-from evaluator.worker import describe_failure
+from evaluator.access_bounds import OutOfBounds
+from evaluator.worker import classify, describe_failure
 
 KERNEL = "def kernel(x_ptr):\n    offsets = tl.arange(0, 1000)\n"
 
@@ -30,3 +31,19 @@ def test_a_compile_error_without_a_message_gives_its_cause():
 def test_other_failures_give_their_first_line():
     assert describe_failure(ValueError("bad shape\nmore detail"), "RUNTIME_FAIL") == "raised ValueError: bad shape"
     assert describe_failure(SystemExit(3), "RUNTIME_FAIL") == "called exit (3) instead of returning"
+
+
+def test_an_illegal_address_is_a_memory_fail_and_ends_the_process():
+    fault = RuntimeError("CUDA error: an illegal memory access was encountered\nCompile with TORCH_USE_CUDA_DSA")
+    assert classify(fault) == ("MEMORY_FAIL", True)
+    assert "out of bounds" in describe_failure(fault, "MEMORY_FAIL")
+    assert classify(RuntimeError("CUDA error: misaligned address")) == ("MEMORY_FAIL", True)
+    assert classify(RuntimeError("CUDA error: an illegal instruction was encountered")) == ("RUNTIME_FAIL", True)
+
+
+def test_an_interpreted_out_of_bounds_access_is_a_memory_fail_however_it_is_wrapped():
+    refused = OutOfBounds("kernel `k` read out of bounds at line 3")
+    wrapped = RuntimeError("InterpreterError('...')")
+    wrapped.__cause__ = refused
+    assert classify(wrapped) == ("MEMORY_FAIL", False)
+    assert describe_failure(refused, "MEMORY_FAIL") == "kernel `k` read out of bounds at line 3"

@@ -1,0 +1,206 @@
+"""Compute Sanitizer's memcheck over a correct candidate, on a GPU: the evaluator's side.
+
+A candidate whose outputs are right may still read or write outside its tensors (a mask that lets
+one lane too many through, a loop bound without the block's offset): the numbers hide it when the
+stray reads land in memory PyTorch's caching allocator holds and a `tl.where` drops them. So the
+candidate runs once more, on its small and edge inputs of every dtype, in a fresh confined process
+that the fork server turns into `compute-sanitizer --tool memcheck python -m evaluator.memcheck_run`,
+with PyTorch's caching allocator off, so that every tensor is an allocation of its exact size and one
+byte past its end is an invalid address. Compute Sanitizer instruments the kernels from outside the
+candidate's Python code and signals what it found by its exit status; its report, which names the
+kernel, the access, the source line and where the address fell, becomes the reason.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import re
+import shutil
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from evaluator import protocol
+from evaluator.cases import Case
+from evaluator.sandbox import ChildGone, ForkServer, Limits, Reach, Sandbox, read_tail
+from evaluator.task import Task
+
+ERROR_EXIT = 86  # compute-sanitizer's exit status when it found an error
+REPORT = "memcheck.log"
+REPORT_BYTES = 64 << 10
+PRINT_LIMIT = 16  # errors the report spells out; the summary still counts them all
+EXIT_WAIT_SECONDS = 60  # for compute-sanitizer to finish its report once the candidate's calls are done
+SEARCHED = ("/usr/local/cuda/bin/compute-sanitizer", "/usr/local/cuda-*/bin/compute-sanitizer",
+            "/opt/nvidia/compute-sanitizer/compute-sanitizer", "/usr/local/cuda/compute-sanitizer/compute-sanitizer")
+
+
+def sanitizer_path() -> str | None:
+    found = shutil.which("compute-sanitizer")
+    if found:
+        return found
+    return next((p for pattern in SEARCHED for p in sorted(glob.glob(pattern)) if os.access(p, os.X_OK)), None)
+
+
+def checked_cases(task: Task) -> list[Case]:
+    """Small and edge inputs, ordinary values, one seed, every dtype."""
+    seed = task.seeds[0]
+    return [Case(size, dtype, "standard", seed) for dtype in task.dtypes for size in ("small", "edge")]
+
+
+def command(sanitizer: str, scratch: str) -> list[str]:
+    return [sanitizer, "--tool", "memcheck", "--error-exitcode", str(ERROR_EXIT), "--print-limit", str(PRINT_LIMIT),
+            "--show-backtrace", "no", "--log-file", os.path.join(scratch, REPORT),
+            sys.executable, "-m", "evaluator.memcheck_run", scratch]
+
+
+def exec_sanitizer(scratch: str, sanitizer: str) -> None:
+    """In the fork server's confined child: becomes compute-sanitizer running the candidate."""
+    env = dict(os.environ, PYTORCH_NO_CUDA_MEMORY_CACHING="1")
+    os.execve(sanitizer, command(sanitizer, scratch), env)
+
+
+@dataclass
+class Finding:
+    """The first invalid access of a report, and how many there were."""
+
+    access: str           # "read", "write", ...
+    size: int | None      # bytes
+    space: str            # "__global__", "__shared__", ...
+    kernel: str
+    line: int | None
+    where: str            # how the address relates to the nearest allocation, as reported
+    errors: int | None
+
+
+ACCESS = re.compile(r"Invalid (__\w+__) (\w+) of size (\d+) bytes?")
+AT = re.compile(r"^=*\s*at (?:0x[0-9a-f]+ in )?([^\s+(]+)(?:\([^)]*\))?(?:\+0x[0-9a-f]+)?(?: in (\S*?):(\d+))?\s*$")
+NEAREST = re.compile(r"(and is .*)$")
+OUT_OF_RANGE = re.compile(r"Address 0x[0-9a-f]+ is (out of bounds|misaligned|.*)$")
+ADDRESS = re.compile(r" at 0x[0-9a-f]+")
+LONG_HEX = re.compile(r"0x[0-9a-f]{8,}")
+SUMMARY = re.compile(r"ERROR SUMMARY: (\d+) errors?")
+OTHER = re.compile(r"=+ ((?:Invalid|Misaligned|Out-of-range|Malloc|Cuda|Program hit|Hardware exception)[^\n]*)")
+
+
+def parse(report: str) -> Finding | None:
+    """The first error of a memcheck report; None when it holds none."""
+    lines = report.splitlines()
+    summary = next((int(m.group(1)) for m in map(SUMMARY.search, lines) if m), None)
+    for k, line in enumerate(lines):
+        match = ACCESS.search(line)
+        if not match:
+            continue
+        kernel, source_line, where = "a kernel", None, ""
+        for following in lines[k + 1:k + 8]:
+            text = following.lstrip("= ").rstrip()
+            at = AT.match(text)
+            if at and kernel == "a kernel":
+                kernel, source_line = at.group(1), int(at.group(3)) if at.group(3) else None
+            nearest = NEAREST.search(text)
+            if nearest:
+                where = nearest.group(1)
+        return Finding(access=match.group(2), size=int(match.group(3)), space=match.group(1), kernel=kernel,
+                       line=source_line, where=where, errors=summary)
+    other = next((m.group(1) for m in map(OTHER.search, lines) if m), None)
+    if other is None and not summary:
+        return None
+    return Finding(access=other or "invalid access", size=None, space="", kernel="a kernel", line=None, where="",
+                   errors=summary)
+
+
+def excerpt(report: str, limit: int = 1500) -> str:
+    """The report's error lines without its banner, host frames and addresses."""
+    kept = [LONG_HEX.sub("0x…", ADDRESS.sub("", line.lstrip("= ").rstrip())) for line in report.splitlines()
+            if line.strip("= ") and "COMPUTE-SANITIZER" not in line and "Host Frame" not in line]
+    return "\n".join(kept)[:limit]
+
+
+def reason(finding: Finding | None, source: str, on: str) -> str:
+    """In words a model can act on: which kernel, what access, which line, where it fell."""
+    if finding is None:
+        return f"Compute Sanitizer's memcheck found invalid memory accesses on {on} (its report was unreadable)"
+    verb = {"read": "read", "write": "wrote", "atomic": "updated atomically"}.get(finding.access, finding.access)
+    sized = f" {finding.size} bytes" if finding.size else ""
+    line = ""
+    if finding.line:
+        lines = source.splitlines()
+        code = lines[finding.line - 1].strip() if 0 < finding.line <= len(lines) else ""
+        line = f" at line {finding.line}" + (f" (`{code[:160]}`)" if code else "")
+    where = f": the address {ADDRESS.sub('', finding.where.removeprefix('and '))}" if finding.where else ""
+    count = f"; {finding.errors} invalid accesses in all" if finding.errors and finding.errors > 1 else ""
+    space = f" {finding.space.strip('_')} memory" if finding.space else " memory"
+    return (f"on {on}, kernel `{finding.kernel}` {verb}{sized} out of bounds of{space}{line}{where}{count} "
+            "(Compute Sanitizer memcheck, exact-size allocations; check the mask and the offsets)")
+
+
+@dataclass
+class Outcome:
+    """What the run showed: `verdict` None (clean), "MEMORY_FAIL" or "RUNTIME_FAIL", with its reason;
+    `ran` False where Compute Sanitizer itself did not start (then nothing was checked)."""
+
+    verdict: str | None
+    reason: str = ""
+    ran: bool = True
+    report: str = ""  # the sanitizer's first errors, as it printed them
+
+
+class MemcheckRun:
+    """A process under Compute Sanitizer, started ahead (while the candidate's cases run elsewhere:
+    its start, about two seconds, is then off the evaluation's path) and given its cases once the
+    candidate has passed them."""
+
+    def __init__(self, server: ForkServer, job: dict, source: str, limits: Limits, reach: Reach, sanitizer: str):
+        self.server, self.source = server, source
+        self.box = Sandbox(server, "memcheck", {**job, "sanitizer": sanitizer}, {"candidate.py": source}, limits, reach)
+
+    def check(self, cases: list[tuple[int, Path, str]]) -> Outcome:
+        """`cases`: (plan index, inputs file, description) of each case to run under memcheck."""
+        box, described = self.box, {index: text for index, _, text in cases}
+        for index, path, _ in cases:
+            box.send(protocol.encode(protocol.RunCase(index=index, inputs=str(path))))
+        box.send(protocol.encode(protocol.CasesEnd()))
+        failure, case = _follow(box, described)
+        exit_info = self.server.wait_exit(box.pid, EXIT_WAIT_SECONDS)
+        report = read_tail(box.scratch / REPORT, REPORT_BYTES).decode(errors="replace")
+        if exit_info is not None and exit_info.code == ERROR_EXIT:
+            on = described.get(case, "its small and edge inputs") if case is not None else "its small and edge inputs"
+            return Outcome("MEMORY_FAIL", reason(parse(report), self.source, on), report=excerpt(report))
+        if box.connected is None:
+            why = (failure or "it did not start").splitlines()[0][:300]
+            return Outcome(None, f"compute-sanitizer did not start: {why}", ran=False)
+        if failure is not None:
+            return Outcome("RUNTIME_FAIL", "under Compute Sanitizer: " + failure)
+        if exit_info is None or exit_info.code not in (0, None):
+            state = exit_info.describe("compute-sanitizer") if exit_info else "compute-sanitizer did not exit"
+            return Outcome("RUNTIME_FAIL", f"under Compute Sanitizer: {state}")
+        return Outcome(None)
+
+    def close(self) -> None:
+        self.box.close()
+
+    def __enter__(self) -> "MemcheckRun":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def _follow(box: Sandbox, described: dict[int, str]) -> tuple[str | None, int | None]:
+    """Reads the run's messages until every case is done: why it failed (or None) and on which case."""
+    done: set[int] = set()
+    try:
+        while len(done) < len(described):
+            message = protocol.parse_event(box.recv())
+            if isinstance(message, protocol.MemoryChecked) and message.case in described:
+                done.add(message.case)
+            elif isinstance(message, protocol.Failed):
+                where = described.get(message.case) if message.case is not None else None
+                return (f"on {where}: " if where else "") + message.reason, message.case
+            elif not isinstance(message, protocol.Imported):
+                return "the process sent an unexpected message", None
+    except ChildGone as gone:  # the case under way when the process ended is the one to blame
+        return gone.reason, next((index for index in described if index not in done), None)
+    except protocol.ProtocolError as exc:
+        return f"the process sent a malformed message ({exc})", None
+    return None, None

@@ -1,0 +1,66 @@
+"""The candidate under Compute Sanitizer (memcheck.py): it imports the candidate, then for each case
+the evaluator sends, one call on the case's inputs, synchronized.
+
+Started by compute-sanitizer inside the confined process the fork server made (it inherits the
+namespaces, the unprivileged user, the seccomp filter and the limits), never in the evaluator.
+Nothing is judged here: the outputs were judged already, and what counts is what the sanitizer saw.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+import torch
+
+from evaluator import protocol, wire
+from evaluator.guards import LaunchRecorder
+from evaluator.task import clone_inputs, on_device
+from evaluator.worker import Channel, classify, describe_failure, import_candidate, trimmed_traceback
+
+
+def main(scratch: str) -> None:
+    os.chdir(scratch)
+    job = json.loads(Path("job.json").read_text())
+    channel = Channel(Path(scratch) / "ctl.sock")
+    channel.report_lock_waits()
+    device = torch.device(job["device"])
+    torch.cuda.set_device(device)
+    path = str(Path(scratch) / "candidate.py")
+
+    def fail(phase: str, exc: BaseException, case: int | None = None) -> None:
+        verdict = classify(exc)[0]
+        channel.send(protocol.encode(protocol.Failed(
+            phase=phase, verdict=verdict, reason=describe_failure(exc, verdict)[:protocol.MAX_TEXT],
+            traceback=trimmed_traceback(exc, path)[-protocol.MAX_TEXT:], case=case)))
+
+    recorder = LaunchRecorder(lock_dir=job.get("lock_dir"))
+    recorder.install()
+    try:
+        entry = import_candidate(path, job, device)
+    except BaseException as exc:  # noqa: BLE001 - untrusted code
+        fail("import", exc)
+        return
+    channel.send(protocol.encode(protocol.Imported(memory_check="memcheck")))
+    while isinstance(command := protocol.parse_command(channel.recv()), protocol.RunCase):
+        try:
+            inputs = on_device(wire.load(command.inputs), device)
+            call = clone_inputs(inputs)
+            recorder.locking = True  # the GPU lock, shared, from the first launch (after its module is loaded)
+            try:
+                entry(*call.args, **call.kwargs)
+                torch.cuda.synchronize(device)
+            finally:
+                recorder.locking = False
+                recorder.release()
+        except BaseException as exc:  # noqa: BLE001
+            fail("call", exc, command.index)
+            return
+        del inputs, call
+        channel.send(protocol.encode(protocol.MemoryChecked(case=command.index)))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])
