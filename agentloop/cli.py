@@ -385,10 +385,10 @@ def ab_command(
     if other is not None:
         second = _run_id(trace, other)
         chains_second = chains_frame(load_frame(trace, second, with_empty_chains=True))
-        pick = arms or [None, None]
-        a_rows = chains_first if pick[0] is None else chains_first[chains_first["arm"] == pick[0]]
-        b_rows = chains_second if len(pick) < 2 or pick[1] is None else chains_second[chains_second["arm"] == pick[1]]
-        names = (first, second)
+        pick = _arms_across_runs(arms, list(dict.fromkeys(chains_first["arm"])), list(dict.fromkeys(chains_second["arm"])))
+        a_rows = chains_first[chains_first["arm"] == pick[0]]
+        b_rows = chains_second[chains_second["arm"] == pick[1]]
+        names = (f"{first}:{pick[0]}", f"{second}:{pick[1]}") if pick[0] == pick[1] else (pick[0], pick[1])
     else:
         available = [a for a in arm_methods(trace, first) if a in set(chains_first["arm"])] or \
             list(dict.fromkeys(chains_first["arm"]))
@@ -402,16 +402,42 @@ def ab_command(
         result = ab.compare(a_rows, b_rows, *names)
     except ValueError as exc:
         fail(str(exc))
-    table = Table(title=f"{names[0]} vs {names[1]}")
+    table = Table(title=f"{names[0]} vs {names[1]} over {result.tasks} tasks")
     table.add_column("measure")
     table.add_column(names[0])
     table.add_column(names[1])
-    table.add_row("chains correct", f"{result.correct_a}/{result.pairs}", f"{result.correct_b}/{result.pairs}")
+    table.add_row("chains correct", f"{result.correct_a}/{result.chains_a}", f"{result.correct_b}/{result.chains_b}")
+    table.add_row("tasks where this arm is correct more often", str(result.tasks_a_better), str(result.tasks_b_better))
     for p in (1.0, 1.5, 2.0):
         if p in result.fast_p:
-            table.add_row(f"fast_{p:g}", f"{result.fast_p[p][0]:.2f}", f"{result.fast_p[p][1]:.2f}")
+            table.add_row(f"fast_{p:g} (over tasks)", *(_share(v) for v in result.fast_p[p]))
     out.print(table)
     out.print(result.verdict)
+
+
+def _share(value: float) -> str:
+    return "unknown (untimed)" if value != value else f"{value:.2f}"
+
+
+def _arms_across_runs(asked: list[str], first: list[str], second: list[str]) -> tuple[str, str]:
+    """Which arm of each run to compare: by name, the same in both unless two names are given."""
+    if len(asked) > 2:
+        fail("give at most two --arm names: one arm compared in both runs, or one arm of each run")
+    if len(asked) == 2:
+        pair = (asked[0], asked[1])
+    elif len(asked) == 1:
+        pair = (asked[0], asked[0])
+    elif first == second and len(first) == 1:
+        pair = (first[0], first[0])
+    elif set(first) == set(second):
+        fail(f"both runs have the arms {', '.join(first)}: name the one to compare with --arm")
+    else:
+        fail(f"the runs' arms differ ({', '.join(first)} against {', '.join(second)}): name them with "
+             "--arm A --arm B (an arm of the first run, then one of the second)")
+    for arm, arms, which in ((pair[0], first, "first"), (pair[1], second, "second")):
+        if arm not in arms:
+            fail(f"the {which} run has no arm {arm!r}; it has {', '.join(arms)}")
+    return pair
 
 
 def _open_evaluations(experiment):

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Wheels the GPU machine lacks (it has torch, triton, numpy, scipy, pandas, statsmodels, jinja2,
 # rich, typer, httpx, transformers, pyarrow, matplotlib): fetched here into .whl/ (git-ignored),
-# carried with the device call, installed by gpu_session.sh and gpu_suite.sh.
+# copied to the GPU machine with the checkout, installed by gpu_checks.sh and gpu_suite.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 python3 -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \

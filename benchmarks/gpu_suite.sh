@@ -2,7 +2,7 @@
 # Every reference solution on every visible GPU (one shard of the suite per GPU, each with its own
 # cache and timing lock), then the combined tables. Usage, repo root on the GPU machine:
 #   bash benchmarks/gpu_suite.sh OUTDIR [task ids or categories ...]
-# First, here: bash benchmarks/fetch_device_wheels.sh, and carry .whl with the device call.
+# First, here: bash benchmarks/fetch_device_wheels.sh, and copy .whl to the GPU machine with the checkout.
 # SKIP_DONE="a.jsonl b.jsonl" leaves out the tasks an earlier, cut-short run already scored;
 # TIMING_SECONDS caps each timing run (candidate and eager baseline) below the evaluator's 3 s;
 # NO_MEMCHECK=1 skips the out-of-bounds access check.

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from evaluator import protocol
 from evaluator.cases import Case
-from evaluator.sandbox import ChildGone, ForkServer, Limits, Reach, Sandbox, read_tail
+from evaluator.sandbox import ChildGone, ExitInfo, ForkServer, Limits, Reach, Sandbox, read_tail
 from evaluator.task import Task
 
 ERROR_EXIT = 86  # compute-sanitizer's exit status when it found an error
@@ -89,24 +89,26 @@ def parse(report: str) -> Finding | None:
     summary = next((int(m.group(1)) for m in map(SUMMARY.search, lines) if m), None)
     for k, line in enumerate(lines):
         match = ACCESS.search(line)
-        if not match:
-            continue
-        kernel, source_line, where = "a kernel", None, ""
-        for following in lines[k + 1:k + 8]:
-            text = following.lstrip("= ").rstrip()
-            at = AT.match(text)
-            if at and kernel == "a kernel":
-                kernel, source_line = at.group(1), int(at.group(3)) if at.group(3) else None
-            nearest = NEAREST.search(text)
-            if nearest:
-                where = nearest.group(1)
-        return Finding(access=match.group(2), size=int(match.group(3)), space=match.group(1), kernel=kernel,
-                       line=source_line, where=where, errors=summary)
+        if match:
+            return _access(match, lines[k + 1:k + 8], summary)
     other = next((m.group(1) for m in map(OTHER.search, lines) if m), None)
     if other is None and not summary:
         return None
     return Finding(access=other or "invalid access", size=None, space="", kernel="a kernel", line=None, where="",
                    errors=summary)
+
+
+def _access(match: re.Match, following: list[str], summary: int | None) -> Finding:
+    """An invalid access and the lines after it: where (kernel, file line) and how far out."""
+    finding = Finding(access=match.group(2), size=int(match.group(3)), space=match.group(1), kernel="a kernel",
+                      line=None, where="", errors=summary)
+    for text in (line.lstrip("= ").rstrip() for line in following):
+        at, nearest = AT.match(text), NEAREST.search(text)
+        if at and finding.kernel == "a kernel":
+            finding.kernel, finding.line = at.group(1), int(at.group(3)) if at.group(3) else None
+        if nearest:
+            finding.where = nearest.group(1)
+    return finding
 
 
 def excerpt(report: str, limit: int = 1500) -> str:
@@ -162,19 +164,11 @@ class MemcheckRun:
         box.send(protocol.encode(protocol.CasesEnd()))
         failure, case = _follow(box, described)
         exit_info = self.server.wait_exit(box.pid, EXIT_WAIT_SECONDS)
-        report = read_tail(box.scratch / REPORT, REPORT_BYTES).decode(errors="replace")
         if exit_info is not None and exit_info.code == ERROR_EXIT:
+            report = read_tail(box.scratch / REPORT, REPORT_BYTES).decode(errors="replace")
             on = described.get(case, "its small and edge inputs") if case is not None else "its small and edge inputs"
             return Outcome("MEMORY_FAIL", reason(parse(report), self.source, on), report=excerpt(report))
-        if box.connected is None:
-            why = (failure or "it did not start").splitlines()[0][:300]
-            return Outcome(None, f"compute-sanitizer did not start: {why}", ran=False)
-        if failure is not None:
-            return Outcome("RUNTIME_FAIL", "under Compute Sanitizer: " + failure)
-        if exit_info is None or exit_info.code not in (0, None):
-            state = exit_info.describe("compute-sanitizer") if exit_info else "compute-sanitizer did not exit"
-            return Outcome("RUNTIME_FAIL", f"under Compute Sanitizer: {state}")
-        return Outcome(None)
+        return _without_report(box.connected is not None, failure, exit_info)
 
     def close(self) -> None:
         self.box.close()
@@ -186,21 +180,41 @@ class MemcheckRun:
         self.close()
 
 
+def _without_report(started: bool, failure: str | None, exit_info: ExitInfo | None) -> Outcome:
+    """The outcome where Compute Sanitizer found nothing: clean, the candidate's failure, or no check."""
+    if not started:
+        why = (failure or "it did not start").splitlines()[0][:300]
+        return Outcome(None, f"compute-sanitizer did not start: {why}", ran=False)
+    if failure is not None:
+        return Outcome("RUNTIME_FAIL", "under Compute Sanitizer: " + failure)
+    if exit_info is None or exit_info.code not in (0, None):
+        state = exit_info.describe("compute-sanitizer") if exit_info else "compute-sanitizer did not exit"
+        return Outcome("RUNTIME_FAIL", f"under Compute Sanitizer: {state}")
+    return Outcome(None)
+
+
 def _follow(box: Sandbox, described: dict[int, str]) -> tuple[str | None, int | None]:
     """Reads the run's messages until every case is done: why it failed (or None) and on which case."""
     done: set[int] = set()
     try:
         while len(done) < len(described):
-            message = protocol.parse_event(box.recv())
-            if isinstance(message, protocol.MemoryChecked) and message.case in described:
-                done.add(message.case)
-            elif isinstance(message, protocol.Failed):
-                where = described.get(message.case) if message.case is not None else None
-                return (f"on {where}: " if where else "") + message.reason, message.case
-            elif not isinstance(message, protocol.Imported):
-                return "the process sent an unexpected message", None
+            failure = _failure_in(protocol.parse_event(box.recv()), described, done)
+            if failure is not None:
+                return failure
     except ChildGone as gone:  # the case under way when the process ended is the one to blame
         return gone.reason, next((index for index in described if index not in done), None)
     except protocol.ProtocolError as exc:
         return f"the process sent a malformed message ({exc})", None
     return None, None
+
+
+def _failure_in(message: object, described: dict[int, str], done: set[int]) -> tuple[str, int | None] | None:
+    """A message of the run: a case done (added to `done`), or a failure with its case."""
+    if isinstance(message, protocol.MemoryChecked) and message.case in described:
+        done.add(message.case)
+    elif isinstance(message, protocol.Failed):
+        where = described.get(message.case) if message.case is not None else None
+        return (f"on {where}: " if where else "") + message.reason, message.case
+    elif not isinstance(message, protocol.Imported):
+        return "the process sent an unexpected message", None
+    return None

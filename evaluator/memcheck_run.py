@@ -27,7 +27,8 @@ def main(scratch: str) -> None:
     channel = Channel(Path(scratch) / "ctl.sock")
     channel.report_lock_waits()
     device = torch.device(job["device"])
-    torch.cuda.set_device(device)
+    if device.type == "cuda":
+        torch.cuda.set_device(device)
     path = str(Path(scratch) / "candidate.py")
 
     def fail(phase: str, exc: BaseException, case: int | None = None) -> None:
@@ -51,7 +52,8 @@ def main(scratch: str) -> None:
             recorder.locking = True  # the GPU lock, shared, from the first launch (after its module is loaded)
             try:
                 entry(*call.args, **call.kwargs)
-                torch.cuda.synchronize(device)
+                if device.type == "cuda":
+                    torch.cuda.synchronize(device)
             finally:
                 recorder.locking = False
                 recorder.release()

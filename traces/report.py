@@ -49,7 +49,8 @@ def _plots(frame: pd.DataFrame, rounds: pd.DataFrame, chains: pd.DataFrame) -> d
         fig, ax = plt.subplots(figsize=(6.5, 3.2))
         # distinct markers and dashes: lines that coincide (correct, correct by this round at round 0) stay visible
         for column, label, style in (("compile_rate", "compiles", "o-"), ("correct_rate", "correct", "s--"),
-                                     ("correct_by_round", "correct by this round", "^:"), ("fast_1", "fast_1", "D-.")):
+                                     ("correct_by_round", "correct by this round", "^:"),
+                                     ("fast_1_by_round", "fast_1 by this round (over tasks)", "D-.")):
             if rounds[column].notna().any():
                 ax.plot(rounds["round"], rounds[column], style, label=label, markersize=6, alpha=0.85)
         ax.set_xlabel("round")
@@ -62,7 +63,7 @@ def _plots(frame: pd.DataFrame, rounds: pd.DataFrame, chains: pd.DataFrame) -> d
     if not chains.empty and chains["best_speedup"].notna().any():
         fig, ax = plt.subplots(figsize=(6.5, 3.2))
         for arm, rows in chains.groupby("arm"):
-            curve = [float(((rows["best_speedup"].fillna(0) > p) & rows["correct"]).mean()) for p in FAST_P_GRID]
+            curve = [stats.kernelbench_fast_p(rows, p) for p in FAST_P_GRID]
             ax.plot(FAST_P_GRID, curve, marker=".", label=arm)
         ax.set_xlabel("p (speedup over eager PyTorch)")
         ax.set_ylabel("fast_p")
@@ -123,8 +124,7 @@ def build_context(store: TraceStore, run_id: str) -> dict:
         raise ValueError(f"run {run_id!r} has no attempts")
     rounds = stats.per_round(frame)
     chains = chains_frame(frame)
-    rate_columns = tuple(c for c in rounds.columns if c.endswith("_rate") or c.startswith("fast_")
-                         or c == "correct_by_round")
+    rate_columns = tuple(c for c in rounds.columns if c.endswith("_rate") or "fast_" in c or c == "correct_by_round")
     categories = pd.DataFrame([{"category": c, **stats.summary(rows)} for c, rows in frame.groupby("category")])
     return {
         "run_id": run_id, "summary": stats.summary(frame), "rounds": _table(rounds, rate_columns),

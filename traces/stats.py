@@ -2,8 +2,11 @@
 
 Definitions (all over the model's own rounds; tuning trials are left out):
 - compile rate: verdict beyond NO_CODE, STATIC_REJECT and COMPILE_FAIL;
-- fast_p: correct and faster than eager PyTorch by more than p (speedup > p); unknown (NaN) where
-  a correct attempt has no timing (the CPU interpreter);
+- fast_p, as KernelBench defines it: per task, the share of its chains whose best correct kernel so
+  far is faster than eager PyTorch by more than p (speedup > p), averaged over tasks; by round, a
+  chain's best kernel up to that round counts (chains that stopped carry theirs forward); with or
+  without tuning trials. Unknown (NaN) where a correct kernel has no timing (the CPU interpreter);
+- attempt fast_p: the same test over the attempts made at a round (a rate of attempts, not of tasks);
 - rescued: a chain whose first correct attempt comes at round >= 1; correct from the start: at
   round 0; each compared by the speedup of that first correct attempt.
 """
@@ -22,7 +25,38 @@ P_VALUES = (0.0, 1.0, 1.5, 2.0)
 BOOTSTRAP = 2000
 
 
+def kernelbench_fast_p(chains: pd.DataFrame, p: float) -> float:
+    """KernelBench's fast_p over `chains` (task_id, correct, best_speedup per chain): per task, the
+    share of its chains correct and faster than p x eager, averaged over tasks; NaN where a correct
+    chain is untimed."""
+    if chains.empty:
+        return float("nan")
+    correct = chains["correct"].astype(bool)
+    if (correct & chains["best_speedup"].isna()).any():
+        return float("nan")
+    fast = correct & (chains["best_speedup"] > p)
+    return float(fast.groupby(chains["task_id"]).mean().mean())
+
+
+def fast_p_by_round(frame: pd.DataFrame, with_trials: bool = False) -> pd.DataFrame:
+    """Per round, KernelBench's fast_p with each chain's best kernel up to that round."""
+    attempts = frame if with_trials else llm_rounds(frame)
+    chains = chains_frame(frame)[CHAIN_KEY]
+    if attempts.empty or chains.empty:
+        return pd.DataFrame()
+    rows = []
+    for r in range(int(attempts["round"].max()) + 1):
+        upto = attempts[(attempts["round"] <= r) & attempts["correct"].astype(bool)]
+        best = upto.groupby(CHAIN_KEY)["speedup"].agg(best="max", untimed=lambda v: v.isna().any()).reset_index()
+        so_far = chains.merge(best, on=CHAIN_KEY, how="left")
+        so_far["correct"] = so_far["untimed"].notna()  # the chain has a correct kernel by round r
+        so_far["best_speedup"] = so_far["best"].where(so_far["untimed"] != True)  # noqa: E712 - NaN-aware
+        rows.append({"round": r, **{f"fast_{p:g}": kernelbench_fast_p(so_far, p) for p in P_VALUES}})
+    return pd.DataFrame(rows)
+
+
 def fast_p(rows: pd.DataFrame, p: float) -> float:
+    """Attempt fast_p: the attempts in `rows` that are correct and faster than p x eager, over all of them."""
     if rows.empty:
         return float("nan")
     correct = rows[rows["correct"]]
@@ -32,8 +66,9 @@ def fast_p(rows: pd.DataFrame, p: float) -> float:
 
 
 def per_round(frame: pd.DataFrame) -> pd.DataFrame:
-    """One row per round: attempts, compile and correct rates, fast_p, speedups of correct kernels,
-    and the share of chains correct by that round (carrying finished chains forward)."""
+    """One row per round: attempts, compile and correct rates of its attempts, attempt fast_p,
+    speedups of correct kernels, the share of chains correct by that round (carrying finished chains
+    forward), and KernelBench's fast_p by that round over tasks, without and with tuning trials."""
     rounds = llm_rounds(frame)
     if rounds.empty:
         return pd.DataFrame()
@@ -43,12 +78,16 @@ def per_round(frame: pd.DataFrame) -> pd.DataFrame:
         speedups = rows.loc[rows["correct"], "speedup"].dropna()
         row = {"round": int(r), "attempts": len(rows), "compile_rate": rows["compiled"].mean(),
                "correct_rate": rows["correct"].mean()}
-        row.update({f"fast_{p:g}": fast_p(rows, p) for p in P_VALUES})
+        row.update({f"attempt_fast_{p:g}": fast_p(rows, p) for p in P_VALUES})
         row["mean_speedup"] = speedups.mean() if len(speedups) else float("nan")
         row["median_speedup"] = speedups.median() if len(speedups) else float("nan")
         row["correct_by_round"] = float((first_correct.dropna() <= r).sum() / len(first_correct))
         out.append(row)
-    return pd.DataFrame(out)
+    table = pd.DataFrame(out)
+    cumulative = fast_p_by_round(frame).rename(columns=lambda c: c if c == "round" else f"{c}_by_round")
+    tuned = fast_p_by_round(frame, with_trials=True)[["round", "fast_1"]].rename(
+        columns={"fast_1": "fast_1_by_round_with_tuning"})
+    return table.merge(cumulative, on="round", how="left").merge(tuned, on="round", how="left")
 
 
 def bootstrap_ci(values: np.ndarray, stat=np.mean, seed: int = 0, level: float = 0.95) -> tuple[float, float]:

@@ -56,3 +56,69 @@ def test_the_sanitizer_is_started_with_an_error_status_and_its_own_report(tmp_pa
     assert command[command.index("--error-exitcode") + 1] == str(memcheck.ERROR_EXIT)
     assert command[command.index("--log-file") + 1] == str(tmp_path / memcheck.REPORT)
     assert command[-3:] == ["-m", "evaluator.memcheck_run", str(tmp_path)]
+
+
+# The run itself, on the CPU: the fork server's memcheck child is confined, then becomes the program
+# named as the sanitizer. Stand-ins for Compute Sanitizer (which needs a GPU) take its arguments and
+# exit status: one runs the runner and then reports the errors of the real report above, one fails
+# to start. Everything else (confinement, exec, the runner, the protocol, the verdict) is the real path.
+RUNS_THEN_REPORTS = """#!/bin/sh
+while [ "${1#--}" != "$1" ]; do [ "$1" = --log-file ] && log=$2; shift 2; done
+"$@" || exit $?
+cp REPORT "$log"
+exit 86
+"""
+RUNS_CLEAN = """#!/bin/sh
+while [ "${1#--}" != "$1" ]; do shift 2; done
+exec "$@"
+"""
+FAILS_TO_START = "#!/bin/sh\necho 'Device not supported' >&2\nexit 3\n"
+
+
+def _run(tmp_path, suite, sanitizer_text: str, source: str | None = None):
+    from evaluator import wire
+    from evaluator.sandbox import ForkServer, Limits, Reach
+
+    task = find_task("Activation/gelu", suite)
+    folder = tmp_path / "shared"
+    folder.mkdir(parents=True)
+    folder.chmod(0o755)
+    (folder / "report.log").write_text(REPORT)
+    sanitizer = folder / "sanitizer"
+    sanitizer.write_text(sanitizer_text.replace("REPORT", str(folder / "report.log")))
+    sanitizer.chmod(0o755)
+    cases = []
+    for index, case in enumerate(memcheck.checked_cases(task)):
+        path = folder / f"case{index}.pt"
+        wire.save(task.make_inputs(case.seed, case.size, case.mode, case.dtype), path)
+        path.chmod(0o644)
+        cases.append((index, path, f"{case.size} inputs"))
+    job = {"task": task.id, "entry": task.entry, "device": "cpu", "lock_dir": None, "model_init": None}
+    server = ForkServer(interpret=True)
+    try:
+        with memcheck.MemcheckRun(server, job, source or task.solution_path.read_text(), Limits(),
+                                  Reach(readable=(folder,)), str(sanitizer)) as run:
+            return run.check(cases)
+    finally:
+        server.close()
+
+
+def test_the_sanitizers_error_status_is_a_memory_fail_with_its_reports_reason(tmp_path, suite):
+    outcome = _run(tmp_path, suite, RUNS_THEN_REPORTS)
+    assert outcome.verdict == "MEMORY_FAIL" and outcome.ran, outcome
+    assert "kernel `k` read 4 bytes out of bounds" in outcome.reason and "5 invalid accesses" in outcome.reason
+    assert outcome.report.startswith("Invalid __global__ read of size 4 bytes")
+
+
+def test_a_sanitizer_that_cannot_start_checks_nothing_and_says_why(tmp_path, suite):
+    outcome = _run(tmp_path, suite, FAILS_TO_START)
+    assert outcome.verdict is None and not outcome.ran
+    assert outcome.reason.startswith("compute-sanitizer did not start")
+
+
+def test_a_clean_run_passes_every_case_and_a_crash_under_it_is_the_candidates(tmp_path, suite):
+    clean = _run(tmp_path / "clean", suite, RUNS_CLEAN)
+    assert clean.verdict is None and clean.ran and not clean.reason, clean
+    crashing = "import os\ndef gelu(input, approximate='none'):\n    os._exit(9)\n"
+    crashed = _run(tmp_path / "crashed", suite, RUNS_CLEAN, source=crashing)
+    assert crashed.verdict == "RUNTIME_FAIL" and crashed.reason.startswith("under Compute Sanitizer:"), crashed

@@ -23,12 +23,43 @@ def test_per_round_rates(frame):
     assert table.loc[0, "attempts"] == 12 and table.loc[1, "attempts"] == 9 and table.loc[2, "attempts"] == 3
     assert table.loc[0, "compile_rate"] == pytest.approx(9 / 12)
     assert table.loc[0, "correct_rate"] == pytest.approx(7 / 12)
-    assert [table.loc[0, f"fast_{p}"] for p in ("0", "1", "1.5", "2")] == pytest.approx([7 / 12, 5 / 12, 3 / 12, 1 / 12])
+    assert [table.loc[0, f"attempt_fast_{p}"] for p in ("0", "1", "1.5", "2")] == \
+        pytest.approx([7 / 12, 5 / 12, 3 / 12, 1 / 12])
     assert table.loc[0, "mean_speedup"] == pytest.approx(10.5 / 7) and table.loc[0, "median_speedup"] == 1.4
     assert table.loc[1, "compile_rate"] == 1.0 and table.loc[1, "correct_rate"] == pytest.approx(7 / 9)
-    assert table.loc[1, "fast_1"] == pytest.approx(6 / 9)
-    assert table.loc[2, "correct_rate"] == pytest.approx(2 / 3) and table.loc[2, "fast_1"] == pytest.approx(1 / 3)
+    assert table.loc[1, "attempt_fast_1"] == pytest.approx(6 / 9)
+    assert table.loc[2, "correct_rate"] == pytest.approx(2 / 3) and table.loc[2, "attempt_fast_1"] == pytest.approx(1 / 3)
     assert list(table["correct_by_round"]) == pytest.approx([7 / 12, 10 / 12, 11 / 12])
+
+
+def test_fast_p_by_round_is_kernelbenchs_over_tasks_with_each_chains_best_so_far(frame):
+    """Per task (4 chains: two per arm), chains correct and faster than 1x by round r:
+    round 0: softmax 3/4, sum 0/4, gelu 2/4; round 1: softmax 4/4, sum 2/4 (B's 1.1 and 1.3), gelu 2/4
+    (A's 1.0 is not faster); round 2: no chain gains, though round 2's own attempts are slower."""
+    table = stats.per_round(frame).set_index("round")
+    assert list(table["fast_1_by_round"]) == pytest.approx([(3 / 4 + 0 + 2 / 4) / 3, 2 / 3, 2 / 3])
+    assert table.loc[2, "attempt_fast_1.5"] == 0 and table.loc[2, "fast_1.5_by_round"] == pytest.approx(1 / 3)
+    assert list(table["fast_1_by_round_with_tuning"]) == pytest.approx(list(table["fast_1_by_round"]))  # no trials
+
+
+def test_a_tuning_trial_counts_only_with_tuning_and_an_untimed_kernel_is_unknown(tmp_path):
+    from tests.agentloop.scripted import fake_result
+    from traces.records import Attempt
+
+    store = build(tmp_path / "t.db")
+    # a tuning trial at round 0 of A's Reduce/sum sample 0 (wrong at round 0) reaches 3x
+    store.add_attempt(Attempt(run_id="r", task_id="Reduce/sum", arm="A", sample=0, round=0, trial=1, mode="tune",
+                              decision="d", prompt=[], response="", code="# tuned\n",
+                              result=fake_result("Reduce/sum", "CORRECT", 3.0)))
+    table = stats.per_round(load_frame(store, "r")).set_index("round")
+    assert table.loc[0, "fast_1_by_round"] == pytest.approx((3 / 4 + 0 + 2 / 4) / 3)
+    assert table.loc[0, "fast_1_by_round_with_tuning"] == pytest.approx((3 / 4 + 1 / 4 + 2 / 4) / 3)
+    store.add_attempt(Attempt(run_id="r", task_id="Reduce/sum", arm="B", sample=0, round=0, trial=1, mode="tune",
+                              decision="d", prompt=[], response="", code="# untimed\n",
+                              result=fake_result("Reduce/sum", "CORRECT", None)))
+    with_untimed = stats.fast_p_by_round(load_frame(store, "r"), with_trials=True).set_index("round")
+    assert math.isnan(with_untimed.loc[0, "fast_1"])
+    store.close()
 
 
 def test_rescued_kernels_against_kernels_correct_from_the_start(frame):
@@ -74,13 +105,19 @@ def test_logistic_attribution(frame):
 def test_ab_comparison_of_two_arms(frame):
     chains = chains_frame(frame)
     result = ab.compare(chains[chains["arm"] == "A"], chains[chains["arm"] == "B"], "A", "B")
-    assert (result.pairs, result.correct_a, result.correct_b, result.only_a, result.only_b) == (6, 5, 6, 0, 1)
-    assert result.mcnemar_p == pytest.approx(1.0) and result.rate_difference == pytest.approx(1 / 6)
-    ratios = np.array([1.9 / 1.5, 2.5 / 2.3, 1.3 / 0.8, 1.2 / 1.0, 0.9 / 1.7])
-    assert result.speed_pairs == 5
-    assert result.geomean_ratio == pytest.approx(float(np.exp(np.log(ratios).mean())))
-    assert result.wilcoxon_p == pytest.approx(float(wilcoxon(np.log(ratios)).pvalue))
-    assert result.fast_p[1.0] == pytest.approx((3 / 6, 5 / 6))  # A: 1.5, 2.3, 1.7; B: all but 0.9
+    # per task, A: softmax 2/2, sum 1/2, gelu 2/2 correct; B: 2/2 everywhere
+    assert (result.tasks, result.chains_a, result.correct_a, result.correct_b) == (3, 6, 5, 6)
+    assert (result.tasks_b_better, result.tasks_a_better) == (1, 0) and result.correctness_p == pytest.approx(1.0)
+    assert result.rate_difference == pytest.approx(1 / 6)
+    # speed, per task: geometric means of the chains' best correct speedups, B over A
+    best_a = {"Math/softmax": [1.5, 2.3], "Reduce/sum": [0.8], "Activation/gelu": [1.0, 1.7]}
+    best_b = {"Math/softmax": [1.9, 2.5], "Reduce/sum": [1.1, 1.3], "Activation/gelu": [1.2, 0.9]}
+    logs = np.array([np.log(best_b[t]).mean() - np.log(best_a[t]).mean() for t in sorted(best_a)])
+    assert result.speed_tasks == 3
+    assert result.geomean_ratio == pytest.approx(float(np.exp(logs.mean())))
+    assert result.speed_p == pytest.approx(float(wilcoxon(logs).pvalue))
+    # KernelBench's fast_1 over tasks: A 1, 0, 1/2 -> 1/2; B 1, 1, 1/2 -> 5/6
+    assert result.fast_p[1.0] == pytest.approx((1 / 2, 5 / 6))
     assert "No detectable difference in correctness" in result.verdict and "cannot be ruled out" in result.verdict
 
 

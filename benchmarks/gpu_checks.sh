@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# One GPU session: versions, the GPU tests, cold-cache throughput, timing stability.
-# Usage (repo root, on the GPU machine): bash benchmarks/gpu_session.sh OUTDIR [pytest -k expr]
-# First, here: bash benchmarks/fetch_device_wheels.sh, and carry .whl with the device call.
+# On a GPU machine: versions, the GPU tests, cold-cache throughput, timing stability.
+# Usage (repo root, on the GPU machine): bash benchmarks/gpu_checks.sh OUTDIR [pytest -k expr]
+# First, here: bash benchmarks/fetch_device_wheels.sh, and copy .whl to the GPU machine with the checkout.
 set -uo pipefail
 out=${1:-out}; mkdir -p "$out"
 export PYTHONUNBUFFERED=1 AGENTLOOP_CACHE_DIR=${AGENTLOOP_CACHE_DIR:-/tmp/agentloop-cache}
