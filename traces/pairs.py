@@ -1,16 +1,22 @@
 """Training data from a run: error-correction and optimization pairs, and the TRL dataset formats
 (SFT messages, prompt-completion, DPO, KTO, stepwise), each deduplicated by code hash.
 
-- error-correction pair: a failing attempt, the feedback it got (its successor's prompt), and that
-  successor, when the successor's verdict is better;
-- optimization pair: a correct attempt and its correct successor, faster by at least `threshold`
-  (10% by default).
-Completions are the extracted code in a ```python block, so a pair's two answers are comparable
-under either prompt.
+A pair is an attempt and the attempt it was prompted with (its `parent_id`: the one whose code,
+verdict and feedback its prompt showed; for an optimization, often the best kernel so far rather
+than the previous round's), under the prompt the successor actually saw:
+- error-correction: the parent failed, and the successor's verdict is strictly better (by
+  `Verdict.rank`);
+- optimization: both correct and timed, the successor faster by at least `threshold` (10% by
+  default) and by more than twice the two timings' combined noise (their coefficients of variation).
+A successor whose code is a tuning trial's kernel of its chain, echoed back, is the tuner's work,
+not the model's: it makes no pair and no SFT example. Completions are the extracted code in a
+```python block, so a pair's two answers are comparable. Every row carries metadata: run, task,
+arm, sample, round, attempt id, model, verdict and speedup (for a pair, of both answers).
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -20,13 +26,18 @@ from evaluator.result import Verdict
 from traces.records import Attempt
 
 FORMATS = ("sft", "prompt-completion", "dpo", "kto", "stepwise")
+NOISE_SIGMAS = 2.0
 
 
 @dataclass(frozen=True)
 class Pair:
     kind: str  # "error-correction" or "optimization"
-    before: Attempt
-    after: Attempt
+    before: Attempt  # the parent
+    after: Attempt   # the attempt prompted with it
+
+    @property
+    def prompt(self) -> list[dict]:
+        return self.after.prompt
 
 
 def rank(attempt: Attempt) -> int:
@@ -42,24 +53,66 @@ def chains(attempts: list[Attempt]) -> dict[tuple, list[Attempt]]:
     return out
 
 
+def _chain_key(a: Attempt) -> tuple:
+    return (a.run_id, a.task_id, a.arm, a.sample)
+
+
+def tuned_code(attempts: list[Attempt]) -> dict[tuple, set[str]]:
+    """Per chain, the code hashes of its tuning trials."""
+    out: dict[tuple, set[str]] = {}
+    for a in attempts:
+        if a.trial > 0 and a.code_hash:
+            out.setdefault(_chain_key(a), set()).add(a.code_hash)
+    return out
+
+
+def _echoes_tuning(a: Attempt, tuned: dict[tuple, set[str]]) -> bool:
+    return a.code_hash in tuned.get(_chain_key(a), set())
+
+
+def _timing_cv(a: Attempt) -> float:
+    perf = a.result.performance if a.result else None
+    cv = perf.candidate.cv if perf and perf.candidate else None
+    return float(cv) if cv is not None and math.isfinite(cv) else 0.0
+
+
+def faster_beyond_noise(before: Attempt, after: Attempt, threshold: float) -> bool:
+    if not (before.speedup and after.speedup):
+        return False
+    noise = NOISE_SIGMAS * math.hypot(_timing_cv(before), _timing_cv(after))
+    return after.speedup >= before.speedup * (1 + max(threshold, noise))
+
+
 def find_pairs(attempts: list[Attempt], threshold: float = 0.1) -> list[Pair]:
+    by_id = {a.id: a for a in attempts if a.id is not None}
+    tuned = tuned_code(attempts)
     pairs, seen = [], set()
-    for chain in chains(attempts).values():
-        for before, after in zip(chain, chain[1:]):
-            if after.round != before.round + 1:
-                continue
-            if not before.correct and rank(after) > rank(before):
-                kind = "error-correction"
-            elif before.correct and after.correct and before.speedup and after.speedup and (
-                    after.speedup >= before.speedup * (1 + threshold)):
-                kind = "optimization"
-            else:
-                continue
-            key = (kind, before.code_hash, after.code_hash)
-            if key not in seen and before.code_hash != after.code_hash:
-                seen.add(key)
-                pairs.append(Pair(kind, before, after))
+    for after in sorted(attempts, key=lambda a: (a.run_id, a.task_id, a.arm, a.sample, a.round)):
+        before = by_id.get(after.parent_id)
+        if before is None or after.trial != 0 or after.code is None or before.code is None or not after.prompt:
+            continue
+        if _echoes_tuning(after, tuned) or before.code_hash == after.code_hash:
+            continue
+        if not before.correct and rank(after) > rank(before):
+            kind = "error-correction"
+        elif before.correct and after.correct and faster_beyond_noise(before, after, threshold):
+            kind = "optimization"
+        else:
+            continue
+        key = (kind, before.code_hash, after.code_hash)
+        if key not in seen:
+            seen.add(key)
+            pairs.append(Pair(kind, before, after))
     return pairs
+
+
+def metadata(a: Attempt, prefix: str = "") -> dict:
+    return {f"{prefix}attempt_id": a.id, f"{prefix}round": a.round, f"{prefix}verdict": a.verdict,
+            f"{prefix}speedup": a.speedup, f"{prefix}model": a.model}
+
+
+def _common(a: Attempt) -> dict:
+    return {"run_id": a.run_id, "task_id": a.task_id, "arm": a.arm, "sample": a.sample}
 
 
 def _completion(attempt: Attempt) -> list[dict]:
@@ -74,28 +127,33 @@ def _unique(attempts, key=lambda a: a.code_hash):
             yield a
 
 
+def _model_answers(attempts: list[Attempt]) -> list[Attempt]:
+    """The model's own answers with a prompt: no tuning trial, and no echo of one."""
+    tuned = tuned_code(attempts)
+    return [a for a in attempts if a.trial == 0 and a.prompt and not _echoes_tuning(a, tuned)]
+
+
 def sft(attempts: list[Attempt]) -> list[dict]:
     """Prompts and the answers that were CORRECT, as chat messages."""
-    return [{"messages": a.prompt + _completion(a), "task_id": a.task_id}
-            for a in _unique(x for x in attempts if x.correct and x.prompt)]
+    return [{"messages": a.prompt + _completion(a), **_common(a), **metadata(a)}
+            for a in _unique(x for x in _model_answers(attempts) if x.correct)]
 
 
 def prompt_completion(attempts: list[Attempt]) -> list[dict]:
-    return [{"prompt": a.prompt, "completion": _completion(a), "task_id": a.task_id}
-            for a in _unique(x for x in attempts if x.correct and x.prompt)]
+    return [{"prompt": a.prompt, "completion": _completion(a), **_common(a), **metadata(a)}
+            for a in _unique(x for x in _model_answers(attempts) if x.correct)]
 
 
 def dpo(pairs: list[Pair]) -> list[dict]:
-    """The earlier attempt's prompt; chosen: the better successor, rejected: the earlier answer."""
-    return [{"prompt": p.before.prompt, "chosen": _completion(p.after), "rejected": _completion(p.before),
-             "kind": p.kind, "task_id": p.before.task_id} for p in pairs if p.before.prompt]
+    """The prompt the successor saw; chosen: the successor's answer, rejected: its parent's."""
+    return [{"prompt": p.prompt, "chosen": _completion(p.after), "rejected": _completion(p.before), "kind": p.kind,
+             **_common(p.after), **metadata(p.after, "chosen_"), **metadata(p.before, "rejected_")} for p in pairs]
 
 
 def kto(attempts: list[Attempt]) -> list[dict]:
     """Every distinct answer with its prompt, labelled desirable when CORRECT."""
-    return [{"prompt": a.prompt, "completion": _completion(a), "label": a.correct, "task_id": a.task_id}
-            for a in _unique((x for x in attempts if x.prompt and x.trial == 0),
-                             key=lambda a: (a.code_hash, a.correct))]
+    return [{"prompt": a.prompt, "completion": _completion(a), "label": a.correct, **_common(a), **metadata(a)}
+            for a in _unique(_model_answers(attempts), key=lambda a: (a.code_hash, a.correct))]
 
 
 def stepwise(attempts: list[Attempt]) -> list[dict]:
@@ -105,7 +163,8 @@ def stepwise(attempts: list[Attempt]) -> list[dict]:
         if not chain[0].prompt:
             continue
         out.append({"prompt": chain[0].prompt[-1]["content"], "completions": [a.code for a in chain],
-                    "labels": [a.correct for a in chain], "task_id": chain[0].task_id})
+                    "labels": [a.correct for a in chain], **_common(chain[0]),
+                    "verdicts": [a.verdict for a in chain], "model": chain[0].model})
     return out
 
 

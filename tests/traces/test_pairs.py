@@ -62,3 +62,80 @@ def test_attempt_frame_round_trips(store, tmp_path, suffix):
     back = pd.read_parquet(path) if suffix == ".parquet" else pd.read_json(path, lines=True)
     assert len(back) == 24 and list(back["verdict"]) == list(frame["verdict"])
     assert back["speedup"].dropna().tolist() == pytest.approx(frame["speedup"].dropna().tolist())
+
+
+# Pairs follow parent_id: a chain built by hand where the model was shown its best kernel, not its
+# last one, and where a tuning trial's kernel came back as the model's answer.
+def _attempt(store, round_, code, verdict, speedup, parent=None, trial=0, cv=0.01, prompt=None, sample=0):
+    from tests.agentloop.scripted import fake_result
+    from traces.records import Attempt
+
+    result = fake_result("Math/softmax", verdict, speedup)
+    if result.performance is not None:
+        result.performance.candidate.cv = cv
+    attempt = Attempt(run_id="p", task_id="Math/softmax", arm="A", sample=sample, round=round_, trial=trial,
+                      mode="tune" if trial else "optimize", decision="d", parent_id=parent,
+                      prompt=prompt if prompt is not None else [{"role": "user", "content": f"prompt of round {round_}"}],
+                      response="", code=code, result=result, model="tune" if trial else "m")
+    return store.add_attempt(attempt)
+
+
+@pytest.fixture()
+def shown_best(tmp_path):
+    from traces.store import TraceStore
+
+    store = TraceStore(tmp_path / "p.db")
+    store.ensure_run("p", {"arms": [{"name": "A", "method": "iterative"}]})
+    r0 = _attempt(store, 0, "# fast\n", "CORRECT", 2.1)
+    r1 = _attempt(store, 1, "# slower\n", "CORRECT", 1.63, parent=r0)
+    r2 = _attempt(store, 2, "# slower still\n", "CORRECT", 1.82, parent=r0)  # shown r0, the best, not r1
+    trial = _attempt(store, 2, "# tuned\n", "CORRECT", 2.6, parent=r2, trial=1)
+    _attempt(store, 3, "# tuned\n", "CORRECT", 2.6, parent=trial)  # the tuned kernel, echoed back
+    broken = _attempt(store, 4, "# broken\n", "COMPILE_FAIL", None, parent=trial)
+    _attempt(store, 5, "# fixed\n", "INCORRECT", None, parent=broken,
+             prompt=[{"role": "user", "content": "round 4 failed to compile: fix it"}])
+    yield store
+    store.close()
+
+
+def test_a_pair_is_an_attempt_and_the_parent_it_was_shown(shown_best):
+    found = pairs.find_pairs(shown_best.attempts("p"))
+    described = sorted((p.kind, p.before.code, p.after.code) for p in found)
+    # 1.63 -> 1.82 follows in rounds but was not what round 2 saw: round 2 was shown 2.1x and is slower
+    assert described == [("error-correction", "# broken\n", "# fixed\n")]
+    (repair,) = found
+    assert repair.prompt == [{"role": "user", "content": "round 4 failed to compile: fix it"}]
+    row = pairs.dpo(found)[0]
+    assert row["prompt"] == repair.prompt and row["chosen_verdict"] == "INCORRECT"
+    assert row["rejected_verdict"] == "COMPILE_FAIL" and row["chosen_round"] == 5 and row["run_id"] == "p"
+
+
+def test_an_echoed_tuning_kernel_is_not_the_models(shown_best):
+    attempts = shown_best.attempts("p")
+    codes = [row["messages"][-1]["content"] for row in pairs.dataset("sft", attempts)]
+    assert not any("# tuned" in code for code in codes) and len(codes) == 3
+    assert not any("# tuned" in row["completion"][0]["content"] for row in pairs.dataset("kto", attempts))
+
+
+def test_an_optimization_must_beat_the_timing_noise(tmp_path):
+    from traces.store import TraceStore
+
+    store = TraceStore(tmp_path / "n.db")
+    store.ensure_run("p", {"arms": [{"name": "A", "method": "iterative"}]})
+    noisy = _attempt(store, 0, "# a\n", "CORRECT", 1.0, cv=0.1)
+    _attempt(store, 1, "# b\n", "CORRECT", 1.15, parent=noisy, cv=0.1)  # 15% < 2 x 14% of noise
+    steady = _attempt(store, 0, "# c\n", "CORRECT", 1.0, cv=0.01, sample=1)
+    _attempt(store, 1, "# d\n", "CORRECT", 1.15, parent=steady, cv=0.01, sample=1)
+    found = pairs.find_pairs(store.attempts("p"))
+    assert [(p.before.code, p.after.code) for p in found] == [("# c\n", "# d\n")]
+    store.close()
+
+
+@pytest.mark.parametrize("fmt", pairs.FORMATS)
+def test_every_format_carries_its_metadata(store, fmt):
+    row = pairs.dataset(fmt, store.attempts("r"))[0]
+    assert {"run_id", "task_id", "arm", "sample"} <= set(row)
+    if fmt == "dpo":
+        assert {"chosen_verdict", "rejected_verdict", "chosen_speedup", "rejected_attempt_id"} <= set(row)
+    elif fmt != "stepwise":
+        assert {"verdict", "speedup", "round", "model", "attempt_id"} <= set(row)
