@@ -37,7 +37,7 @@ def test_report_is_self_contained_and_complete(report):
     text = html.read_text()
     assert text.count("data:image/png;base64,") >= 3, "plots are embedded"
     assert "http://" not in text and "https://" not in text and "<script" not in text
-    for fragment in ("Per round", "Rescued kernels", "Verdict transitions", "By category", "logistic attribution",
+    for fragment in ("Per round", "Rescued kernels", "Verdict transitions", "By category", "what chain correctness depends on",
                      "Reduce/sum · A · sample 0", "diff from its parent"):
         assert fragment in text
     summary = markdown.read_text()
