@@ -8,7 +8,7 @@ Definitions (all over the model's own rounds; tuning trials are left out):
   without tuning trials. Unknown (NaN) where a correct kernel has no timing (the CPU interpreter);
 - attempt fast_p: the same test over the attempts made at a round (a rate of attempts, not of tasks);
 - rescued: a chain whose first correct attempt comes at round >= 1; correct from the start: at
-  round 0; each compared by the speedup of that first correct attempt.
+  round 0; each compared by the speedup of that first correct attempt, within task and arm.
 """
 
 from __future__ import annotations
@@ -99,30 +99,58 @@ def bootstrap_ci(values: np.ndarray, stat=np.mean, seed: int = 0, level: float =
     return float(low), float(high)
 
 
+def cluster_bootstrap_ci(clusters: list[np.ndarray], seed: int = 0, level: float = 0.95) -> tuple[float, float]:
+    """Interval of the mean of all values, resampling whole clusters (tasks): chains of one task are
+    not independent. NaN with fewer than two clusters."""
+    if len(clusters) < 2:
+        return (float("nan"), float("nan"))
+    rng = np.random.default_rng(seed)
+    sums, counts = np.array([c.sum() for c in clusters]), np.array([len(c) for c in clusters])
+    picked = rng.integers(0, len(clusters), (BOOTSTRAP, len(clusters)))
+    draws = sums[picked].sum(axis=1) / counts[picked].sum(axis=1)
+    low, high = np.quantile(draws, [(1 - level) / 2, 1 - (1 - level) / 2])
+    return float(low), float(high)
+
+
 def rescued_vs_start(frame: pd.DataFrame, seed: int = 0) -> dict:
-    """Speedup of the first correct kernel: chains rescued by repair against chains correct at round 0."""
+    """Speedup of the first correct kernel: chains rescued by repair against chains correct at round 0.
+
+    Each group: its chains, how many were timed, the mean (with an interval resampling tasks) and the
+    median. The difference is taken within each task and arm that has timed chains of both kinds,
+    then averaged over those strata (pooling them would compare easy tasks with hard ones: the sign
+    can flip), with an interval resampling tasks."""
     chains = chains_frame(frame)
     if chains.empty:
         return {}
     correct = chains[chains["correct"]]
     members = {"start": correct[correct["first_correct_round"] == 0],
                "rescued": correct[correct["first_correct_round"] >= 1]}
-    groups = {name: rows["first_correct_speedup"].dropna().to_numpy() for name, rows in members.items()}
     out = {}
-    for name, values in groups.items():
+    for name, rows in members.items():
+        timed = rows.dropna(subset=["first_correct_speedup"])
+        values = timed["first_correct_speedup"].to_numpy()
         # n: the group's chains; timed: those with a speedup (none on the CPU, where nothing is timed)
-        out[name] = {"n": int(len(members[name])), "timed": int(len(values)),
+        out[name] = {"n": int(len(rows)), "timed": int(len(values)),
                      "mean": float(values.mean()) if len(values) else float("nan"),
                      "median": float(np.median(values)) if len(values) else float("nan"),
-                     "ci": bootstrap_ci(values, seed=seed)}
-    start, rescued = groups["start"], groups["rescued"]
-    if len(start) >= 2 and len(rescued) >= 2:
-        rng = np.random.default_rng(seed + 1)
-        diffs = (rng.choice(rescued, (BOOTSTRAP, len(rescued))).mean(axis=1)
-                 - rng.choice(start, (BOOTSTRAP, len(start))).mean(axis=1))
-        out["difference"] = {"mean": float(rescued.mean() - start.mean()),
-                             "ci": tuple(float(x) for x in np.quantile(diffs, [0.025, 0.975]))}
+                     "ci": cluster_bootstrap_ci([g.to_numpy() for _, g in
+                                                 timed.groupby("task_id")["first_correct_speedup"]], seed)}
+    difference = _within_task_difference(members, seed + 1)
+    if difference:
+        out["difference"] = difference
     return out
+
+
+def _within_task_difference(members: dict[str, pd.DataFrame], seed: int) -> dict:
+    """Rescued minus start, per (task, arm) with timed chains of both, averaged; interval over tasks."""
+    means = {name: rows.dropna(subset=["first_correct_speedup"]).groupby(["task_id", "arm"])["first_correct_speedup"].mean()
+             for name, rows in members.items()}
+    strata = (means["rescued"] - means["start"]).dropna()
+    if strata.empty:
+        return {}
+    by_task = [g.to_numpy() for _, g in strata.groupby(level="task_id")]
+    return {"mean": float(strata.mean()), "strata": int(len(strata)), "tasks": len(by_task),
+            "ci": cluster_bootstrap_ci(by_task, seed)}
 
 
 def transition_matrix(frame: pd.DataFrame) -> pd.DataFrame:
