@@ -335,9 +335,12 @@ def harvest_command(
     out_dir: Path = typer.Option(Path("datasets"), "--out",
                                  help="Folder for the exported files (one subfolder per run)."),
     threshold: float = typer.Option(0.1, "--threshold", help="Optimization pairs: faster by at least this share."),
+    eval_share: float = typer.Option(0.0, "--eval-share", min=0.0, max=1.0,
+                                     help="Share of tasks held out as eval files (by task, deterministic)."),
 ) -> None:
-    """Export training data from a run as JSON lines and Parquet (loadable with `datasets`)."""
-    from traces import pairs
+    """Export training data from a run as JSON lines and Parquet (loadable with `datasets`), with a
+    dataset card (README.md) beside them."""
+    from traces import dataset_card, pairs
     from traces.frames import export, load_frame
     trace = _open_store(store)
     run_id = _run_with_attempts(trace, run)
@@ -348,19 +351,20 @@ def harvest_command(
     table = Table(title=f"harvest of {run_id}")
     for column in ("format", "records", "files"):
         table.add_column(column)
+    rows, files = {}, {}
     for fmt in formats:
-        written = []
-        for suffix in (".jsonl", ".parquet"):
-            path = out_dir / run_id / f"{fmt}{suffix}"
-            if fmt == "attempts":
-                written.append(export(load_frame(trace, run_id), path))
-                count = len(attempts)
-            else:
-                records = pairs.dataset(fmt, attempts, threshold)
-                written.append(pairs.write(records, path))
-                count = len(records)
-        table.add_row(fmt, str(count), ", ".join(str(p) for p in written))
+        if fmt == "attempts":
+            frame = load_frame(trace, run_id)
+            rows[fmt] = {"all": frame.to_dict("records")}
+            files[fmt] = [export(frame, out_dir / run_id / f"attempts{suffix}") for suffix in (".jsonl", ".parquet")]
+        else:
+            records = pairs.dataset(fmt, attempts, threshold)
+            rows[fmt] = pairs.split(records, eval_share) if eval_share > 0 else {"all": records}
+            files[fmt] = [pairs.write(part, out_dir / run_id / f"{fmt}{'' if name == 'all' else '.' + name}{suffix}", fmt)
+                          for name, part in rows[fmt].items() for suffix in (".jsonl", ".parquet")]
+        table.add_row(fmt, str(sum(len(part) for part in rows[fmt].values())), ", ".join(str(p) for p in files[fmt]))
     trace.close()
+    (out_dir / run_id / "README.md").write_text(dataset_card.card(run_id, rows, files, threshold, eval_share))
     out.print(table)
 
 

@@ -97,6 +97,8 @@ def export(frame: pd.DataFrame, path: Path) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     if path.suffix == ".parquet":
         frame.to_parquet(path, index=False)
+    elif path.suffix == ".jsonl" and frame.empty:
+        path.write_text("")  # zero lines (pandas would write a lone newline, which is not a record)
     elif path.suffix == ".jsonl":
         frame.to_json(path, orient="records", lines=True, force_ascii=False)
     else:

@@ -108,7 +108,8 @@ def find_pairs(attempts: list[Attempt], threshold: float = 0.1) -> list[Pair]:
 
 def metadata(a: Attempt, prefix: str = "") -> dict:
     return {f"{prefix}attempt_id": a.id, f"{prefix}round": a.round, f"{prefix}verdict": a.verdict,
-            f"{prefix}speedup": a.speedup, f"{prefix}model": a.model}
+            f"{prefix}speedup": a.speedup, f"{prefix}model": a.model, f"{prefix}prompt_tokens": a.tokens_in,
+            f"{prefix}completion_tokens": a.tokens_out}
 
 
 def _common(a: Attempt) -> dict:
@@ -182,7 +183,57 @@ def dataset(fmt: str, attempts: list[Attempt], threshold: float = 0.1) -> list[d
     raise ValueError(f"unknown format {fmt!r}; choose from {', '.join(FORMATS)}")
 
 
-def write(records: list[dict], path: Path) -> Path:
-    """JSON lines or Parquet by suffix; both load with datasets.load_dataset."""
+def _meta_columns(prefix: str = "") -> list[str]:
+    return [f"{prefix}{name}" for name in ("attempt_id", "round", "verdict", "speedup", "model", "prompt_tokens",
+                                           "completion_tokens")]
+
+
+COMMON = ["run_id", "task_id", "arm", "sample"]
+COLUMNS = {
+    "sft": ["messages", *COMMON, *_meta_columns()],
+    "prompt-completion": ["prompt", "completion", *COMMON, *_meta_columns()],
+    "dpo": ["prompt", "chosen", "rejected", "kind", *COMMON, *_meta_columns("chosen_"), *_meta_columns("rejected_")],
+    "kto": ["prompt", "completion", "label", *COMMON, *_meta_columns()],
+    "stepwise": ["prompt", "completions", "labels", *COMMON, "verdicts", "model"],
+}
+
+
+def write(records: list[dict], path: Path, fmt: str | None = None) -> Path:
+    """JSON lines or Parquet by suffix; both load with datasets.load_dataset. Without rows: an
+    empty JSON Lines file, and a Parquet table with the format's columns and no rows."""
     from traces.frames import export
-    return export(pd.DataFrame(records), path)
+    return export(pd.DataFrame(records, columns=COLUMNS.get(fmt) if not records else None), path)
+
+
+def split_of(task_id: str, eval_share: float) -> str:
+    """"eval" or "train" for every row of a task, the same on every run and machine: a task's rows
+    never straddle the split, so no prompt of an evaluation task is seen in training."""
+    import hashlib
+
+    position = int(hashlib.sha256(task_id.encode()).hexdigest()[:8], 16) / 2 ** 32
+    return "eval" if position < eval_share else "train"
+
+
+def split(records: list[dict], eval_share: float) -> dict[str, list[dict]]:
+    parts: dict[str, list[dict]] = {"train": [], "eval": []}
+    for record in records:
+        parts[split_of(record["task_id"], eval_share)].append(record)
+    return parts
+
+
+def row_tokens(records: list[dict]) -> list[int]:
+    """Prompt plus completion tokens of each row's answer, as the model's API counted them (rows
+    without a count are left out)."""
+    lengths = [(r.get("prompt_tokens") or r.get("chosen_prompt_tokens") or 0) +
+               (r.get("completion_tokens") or r.get("chosen_completion_tokens") or 0) for r in records]
+    return [n for n in lengths if n]
+
+
+def token_percentiles(records: list[dict]) -> dict[str, float] | None:
+    """p50, p90, p99 and max of `row_tokens`."""
+    import numpy as np
+
+    lengths = row_tokens(records)
+    if not lengths:
+        return None
+    return {name: float(np.percentile(lengths, q)) for name, q in (("p50", 50), ("p90", 90), ("p99", 99), ("max", 100))}

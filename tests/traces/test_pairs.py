@@ -139,3 +139,49 @@ def test_every_format_carries_its_metadata(store, fmt):
         assert {"chosen_verdict", "rejected_verdict", "chosen_speedup", "rejected_attempt_id"} <= set(row)
     elif fmt != "stepwise":
         assert {"verdict", "speedup", "round", "model", "attempt_id"} <= set(row)
+
+
+@pytest.mark.parametrize("fmt", pairs.FORMATS)
+def test_every_format_names_its_columns_and_an_empty_export_keeps_them(store, tmp_path, fmt):
+    import pandas as pd
+
+    row = pairs.dataset(fmt, store.attempts("r"))[0]
+    assert set(row) == set(pairs.COLUMNS[fmt])
+    parquet = pairs.write([], tmp_path / f"{fmt}.parquet", fmt)
+    assert list(pd.read_parquet(parquet).columns) == pairs.COLUMNS[fmt] and len(pd.read_parquet(parquet)) == 0
+    assert pairs.write([], tmp_path / f"{fmt}.jsonl", fmt).read_text() == ""
+
+
+def test_the_split_is_by_task_deterministic_and_near_its_share():
+    tasks = [f"Category/task{k}" for k in range(400)]
+    held = {t for t in tasks if pairs.split_of(t, 0.2) == "eval"}
+    assert held == {t for t in tasks if pairs.split_of(t, 0.2) == "eval"}  # the same every time
+    assert 0.14 < len(held) / len(tasks) < 0.26
+    records = [{"task_id": t, "sample": s} for t in tasks[:50] for s in range(3)]
+    parts = pairs.split(records, 0.2)
+    assert not {r["task_id"] for r in parts["train"]} & {r["task_id"] for r in parts["eval"]}
+    assert len(parts["train"]) + len(parts["eval"]) == 150
+
+
+def test_harvest_writes_a_dataset_card_with_counts_filters_and_the_split(store, tmp_path):
+    from typer.testing import CliRunner
+
+    from agentloop.cli import app
+
+    db = tmp_path / "h.db"
+    build(db).close()
+    result = CliRunner().invoke(app, ["harvest", "r", "--store", str(db), "--format", "sft", "--format", "dpo",
+                                      "--eval-share", "0.5", "--out", str(tmp_path / "out")])
+    assert result.exit_code == 0, result.output
+    card = (tmp_path / "out" / "r" / "README.md").read_text()
+    sft = len(pairs.dataset("sft", store.attempts("r")))
+    assert f"| sft | {sft} | train " in card and "pairs along parent_id" in card and "SHA-256" in card
+    assert (tmp_path / "out" / "r" / "dpo.eval.parquet").exists() and (tmp_path / "out" / "r" / "sft.train.jsonl").exists()
+
+
+def test_the_card_gives_token_lengths_and_the_share_trl_would_truncate():
+    from traces import dataset_card
+
+    rows = [{"task_id": "t", "prompt_tokens": n, "completion_tokens": 100} for n in (500, 900, 1200, 4800)]
+    text = dataset_card.card("r", {"sft": {"all": rows}}, {}, 0.1, 0.0)
+    assert "| sft | 4 | all 4 | 1150 / " in text and "| 50% |" in text
