@@ -158,14 +158,29 @@ def kto(attempts: list[Attempt]) -> list[dict]:
 
 
 def stepwise(attempts: list[Attempt]) -> list[dict]:
-    """One example per chain: the first prompt, each round's code as a step, labelled CORRECT or not."""
-    out = []
-    for chain in chains(attempts).values():
+    """One example per chain: the first prompt, each round's answer as a step (its code, or for a
+    round without code, what the model wrote), labelled CORRECT or not; chains with the same prompt
+    and the same steps are one example."""
+    out, seen = [], set()
+    for chain in _model_rounds(attempts).values():
         if not chain[0].prompt:
             continue
-        out.append({"prompt": chain[0].prompt[-1]["content"], "completions": [a.code for a in chain],
-                    "labels": [a.correct for a in chain], **_common(chain[0]),
-                    "verdicts": [a.verdict for a in chain], "model": chain[0].model})
+        steps = [a.code if a.code is not None else (a.response or "") for a in chain]
+        key = (chain[0].prompt[-1]["content"], tuple(steps))
+        if key in seen:
+            continue
+        seen.add(key)
+        out.append({"prompt": key[0], "completions": steps, "labels": [a.correct for a in chain],
+                    **_common(chain[0]), "verdicts": [a.verdict for a in chain], "model": chain[0].model})
+    return out
+
+
+def _model_rounds(attempts: list[Attempt]) -> dict[tuple, list[Attempt]]:
+    """Each chain's rounds the model answered (tuning trials left out), with or without code."""
+    out: dict[tuple, list[Attempt]] = {}
+    for a in sorted(attempts, key=lambda a: (a.run_id, a.task_id, a.arm, a.sample, a.round)):
+        if a.trial == 0:
+            out.setdefault(_chain_key(a), []).append(a)
     return out
 
 

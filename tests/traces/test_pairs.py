@@ -185,3 +185,22 @@ def test_the_card_gives_token_lengths_and_the_share_trl_would_truncate():
     rows = [{"task_id": "t", "prompt_tokens": n, "completion_tokens": 100} for n in (500, 900, 1200, 4800)]
     text = dataset_card.card("r", {"sft": {"all": rows}}, {}, 0.1, 0.0)
     assert "| sft | 4 | all 4 | 1150 / " in text and "| 50% |" in text
+
+
+def test_stepwise_keeps_rounds_without_code_and_drops_repeated_chains(tmp_path):
+    from tests.agentloop.scripted import fake_result
+    from traces.records import Attempt
+    from traces.store import TraceStore
+
+    store = TraceStore(tmp_path / "s.db")
+    store.ensure_run("s", {"arms": [{"name": "A", "method": "iterative"}]})
+    for sample in (0, 1):  # two chains with the same prompt and the same answers
+        for round_, (code, verdict) in enumerate([(None, "NO_CODE"), ("# k\n", "CORRECT")]):
+            store.add_attempt(Attempt(run_id="s", task_id="Math/softmax", arm="A", sample=sample, round=round_,
+                                      mode="initial", decision="d", prompt=[{"role": "user", "content": "write it"}],
+                                      response="I would rather explain." if code is None else "", code=code,
+                                      result=fake_result("Math/softmax", verdict, None)))
+    rows = pairs.stepwise(store.attempts("s"))
+    assert len(rows) == 1
+    assert rows[0]["completions"] == ["I would rather explain.", "# k\n"] and rows[0]["labels"] == [False, True]
+    store.close()
