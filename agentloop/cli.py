@@ -373,16 +373,17 @@ def ab_command(
     target: str = typer.Argument(..., help="An experiment YAML (run it, then compare its arms) or a run id."),
     other: Optional[str] = typer.Argument(None, help="A second run id: compare two finished runs."),
     arms: list[str] = typer.Option([], "--arm", help="The two arms to compare (default: the first two)."),
-    store: Path = StoreOption,
+    store: Optional[Path] = typer.Option(None, "--store", help="The trace store (SQLite); default "
+                                         "runs/agentloop.db, or for an experiment file, its own store."),
     overrides: list[str] = typer.Option([], "--set", help="KEY=VALUE applied to the experiment file (repeatable)."),
 ) -> None:
-    """A/B test: paired tests of correctness and speed between two arms or two runs."""
+    """A/B test over tasks: correctness and speed of two arms of a run, or of the same arm in two runs."""
     from traces import ab
     from traces.frames import arm_methods, chains_frame, load_frame
     if target.endswith((".yaml", ".yml")):
-        run_id, store = _run_experiment_file(Path(target), overrides)
+        run_id, store = _run_experiment_file(Path(target), overrides + ([f"store={store}"] if store else []))
     else:
-        run_id = None
+        run_id, store = None, store or Path("runs/agentloop.db")
     trace = _open_store(store)
     first = _run_id(trace, run_id or target)
     chains_first = chains_frame(load_frame(trace, first, with_empty_chains=True))

@@ -155,12 +155,13 @@ arms:
   - {{name: short, method: iterative, budgets: {{max_rounds: 1}}}}
   - {{name: long, method: iterative, feedback: [compile_errors], budgets: {{max_rounds: 2, stagnation_rounds: 5}}}}
 evaluation: {{device: cpu}}
-store: {tmp_path / 't.db'}
+store: {tmp_path / 'in-the-file.db'}
 """)
-    done = agentloop("ab", str(config))
+    done = agentloop("ab", str(config), "--store", str(tmp_path / "t.db"))  # the option wins over the file
     assert done.returncode == 0, done.stderr[-3000:]
     assert "short vs long" in done.stdout and "0/4" in done.stdout
     assert "No detectable difference in correctness" in done.stdout
+    assert not (tmp_path / "in-the-file.db").exists()
     from traces.store import TraceStore
     trace = TraceStore(tmp_path / "t.db")
     rounds = {(a.arm, a.task_id, a.sample): a.round for a in trace.attempts()}
