@@ -12,7 +12,7 @@ source benchmarks/device_setup.sh "$out/env.txt"
 run_tests() {
   PYTHONPATH=$here${PYTHONPATH:+:$PYTHONPATH} timeout "${TESTS_SECONDS:-560}" python3 -m pytest -m gpu -n "${TEST_WORKERS:-0}" \
     tests/evaluator/test_candidates.py tests/evaluator/test_good_corpus.py tests/evaluator/test_gpu.py \
-    tests/evaluator/test_escapes.py -q -p no:cacheprovider -rfEs 2>&1 | tail -40 | tee "$out/gpu_tests.txt"
+    tests/evaluator/test_escapes.py tests/evaluator/test_memory_check.py -q -p no:cacheprovider -rfEs 2>&1 | tail -40 | tee "$out/gpu_tests.txt"
 }
 run_suite() {
   SUITE_SECONDS=${SUITE_SECONDS:-420} bash benchmarks/gpu_suite.sh "$out/suite" > "$out/suite.txt" 2>&1
