@@ -128,7 +128,7 @@ def build_context(store: TraceStore, run_id: str) -> dict:
     categories = pd.DataFrame([{"category": c, **stats.summary(rows)} for c, rows in frame.groupby("category")])
     return {
         "run_id": run_id, "summary": stats.summary(frame), "rounds": _table(rounds, rate_columns),
-        "categories": _table(categories[["category", "chains", "correct_chains", "correct_rate",
+        "categories": _table(categories[["category", "chains", "correct_chains", "correct_rate", "correct_rate_95ci",
                                          "geomean_best_speedup", "tokens", "cost_usd"]], ("correct_rate",)),
         "devices": _table(stats.by_device(frame)),
         "rescued": stats.rescued_vs_start(frame), "attribution": stats.attribution(frame),

@@ -265,6 +265,17 @@ def _chi2_sf(statistic: float, df: int) -> float:
     return float(chi2.sf(statistic, df)) if df > 0 else float("nan")
 
 
+def correct_rate_interval(chains: pd.DataFrame) -> tuple[float, float]:
+    """95% Wilson interval of the share of chains correct, its counts divided by the design effect of
+    chains clustered in tasks (a task's chains count as fewer where they agree)."""
+    from traces.ab import design_effect, wilson
+
+    if chains.empty:
+        return (float("nan"), float("nan"))
+    deff = design_effect(chains)
+    return wilson(float(chains["correct"].sum()) / deff, len(chains) / deff)
+
+
 def summary(frame: pd.DataFrame) -> dict:
     chains = chains_frame(frame)
     timed = chains["best_speedup"].dropna() if not chains.empty else pd.Series(dtype=float)
@@ -273,6 +284,7 @@ def summary(frame: pd.DataFrame) -> dict:
         "attempts": int(len(real)), "llm_attempts": int((real["trial"] == 0).sum()) if len(real) else 0,
         "chains": int(len(chains)), "correct_chains": int(chains["correct"].sum()) if len(chains) else 0,
         "correct_rate": float(chains["correct"].mean()) if len(chains) else float("nan"),
+        "correct_rate_95ci": "{:.0%} to {:.0%}".format(*correct_rate_interval(chains)) if len(chains) else "-",
         "geomean_best_speedup": float(math.exp(np.log(timed).mean())) if len(timed) else float("nan"),
         "tokens": int(frame["tokens_in"].sum() + frame["tokens_out"].sum()) if len(frame) else 0,
         "cost_usd": float(frame["cost_usd"].sum()) if len(frame) else 0.0,

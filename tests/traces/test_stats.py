@@ -171,6 +171,8 @@ def test_summary(frame):
     s = stats.summary(frame)
     assert (s["attempts"], s["chains"], s["correct_chains"]) == (24, 12, 11)
     assert s["tokens"] == 24 * 150 and s["cost_usd"] == pytest.approx(0.024)
+    low, high = stats.correct_rate_interval(chains_frame(frame))
+    assert low < 11 / 12 < high <= 1 and s["correct_rate_95ci"] == f"{low:.0%} to {high:.0%}"
 
 
 def test_by_device_reports_each_gpu_model_apart(frame):
