@@ -53,6 +53,7 @@ class Comparison:
     geomean_ratio: float = float("nan")  # B over A, over tasks
     geomean_ratio_ci: tuple[float, float] = (float("nan"), float("nan"))
     rank_biserial: float = float("nan")  # > 0: B faster on more (and larger) tasks
+    rank_biserial_ci: tuple[float, float] = (float("nan"), float("nan"))
     adjusted_p: dict[str, float] = field(default_factory=dict)  # Holm, over the tests the verdict uses
     fast_p: dict[float, tuple[float, float]] = field(default_factory=dict)  # NaN: unknown
     tasks_for_power: int | None = None  # tasks to detect the observed per-task difference (80%, alpha 0.05)
@@ -139,15 +140,29 @@ def _speed(result: Comparison, chains_a: pd.DataFrame, chains_b: pd.DataFrame, r
     per_task = np.array([logs_b[t].mean() - logs_a[t].mean() for t in tasks])
     result.geomean_ratio = float(np.exp(per_task.mean()))
     result.speed_p = signed_rank_p(per_task)
-    nonzero = per_task[per_task != 0]
-    if len(nonzero):
-        ranks = pd.Series(np.abs(nonzero)).rank().to_numpy()
-        result.rank_biserial = float((ranks[nonzero > 0].sum() - ranks[nonzero < 0].sum()) / ranks.sum())
+    result.rank_biserial = float(rank_biserial(per_task[None, :])[0])
     # per task and draw, the difference of its resampled chains' means; then tasks resampled per draw
     within = np.stack([_resampled_means(logs_b[t], rng) - _resampled_means(logs_a[t], rng) for t in tasks])
     picked = rng.integers(0, len(tasks), (BOOTSTRAP, len(tasks)))
-    draws = within[picked, np.arange(BOOTSTRAP)[:, None]].mean(axis=1)
-    result.geomean_ratio_ci = tuple(float(x) for x in np.exp(np.quantile(draws, [0.025, 0.975])))
+    resampled = within[picked, np.arange(BOOTSTRAP)[:, None]]
+    result.geomean_ratio_ci = tuple(float(x) for x in np.exp(np.quantile(resampled.mean(axis=1), [0.025, 0.975])))
+    effects = rank_biserial(resampled)
+    if not np.isnan(effects).all():  # draws where no task differs have no effect size
+        result.rank_biserial_ci = tuple(float(x) for x in np.nanquantile(effects, [0.025, 0.975]))
+
+
+def rank_biserial(differences: np.ndarray) -> np.ndarray:
+    """Matched-pairs rank-biserial correlation of each row of per-task differences (zeros left out):
+    the share of rank weight in favour of B minus that against; NaN for a row of zeros."""
+    from scipy.stats import rankdata
+
+    magnitude = np.where(differences == 0, np.nan, np.abs(differences))
+    ranks = rankdata(magnitude, axis=1, nan_policy="omit")
+    total = np.nansum(ranks, axis=1)
+    signed = np.nansum(np.where(differences > 0, ranks, 0.0), axis=1) - np.nansum(np.where(differences < 0, ranks, 0.0),
+                                                                               axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(total > 0, signed / total, np.nan)
 
 
 def _resampled_means(values: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -233,7 +248,8 @@ def _speed_sentence(c: Comparison, alpha: float) -> str:
     low, high = c.geomean_ratio_ci
     p = c.adjusted_p.get("speed", c.speed_p)
     detail = (f"{c.b}/{c.a} geometric-mean speedup ratio {c.geomean_ratio:.2f} (95% CI {low:.2f} to {high:.2f}; "
-              f"Holm-adjusted p = {p:.3g}; rank-biserial {c.rank_biserial:+.2f}; {c.speed_tasks} tasks)")
+              f"Holm-adjusted p = {p:.3g}; rank-biserial {c.rank_biserial:+.2f}, 95% CI "
+              f"{c.rank_biserial_ci[0]:+.2f} to {c.rank_biserial_ci[1]:+.2f}; {c.speed_tasks} tasks)")
     if p < alpha:
         faster = c.b if c.geomean_ratio > 1 else c.a
         return f" Where both are correct, {faster} is faster: {detail}."

@@ -67,6 +67,14 @@ def test_the_speed_interval_resamples_chains_within_tasks():
     low, high = result.geomean_ratio_ci
     assert result.geomean_ratio == pytest.approx(2.0) and low < 2.0 < high
     assert result.rank_biserial == pytest.approx(1.0) and "rank-biserial +1.00" in result.verdict
+    low, high = result.rank_biserial_ci
+    assert -1.0 <= low <= high <= 1.0 and "95% CI" in result.verdict.split("rank-biserial")[1]
+
+
+def test_the_rank_biserial_counts_rank_weight_for_and_against():
+    effects = ab.rank_biserial(np.array([[0.3, -0.1, 0.2, 0.0], [0.0, 0.0, 0.0, 0.0], [-1.0, -2.0, 0.5, -3.0]]))
+    assert effects[0] == pytest.approx((3 + 2 - 1) / 6) and math.isnan(effects[1])
+    assert effects[2] == pytest.approx((1 - 2 - 3 - 4) / 10)
 
 
 def test_fast_p_is_kernelbenchs_over_tasks_and_unknown_when_untimed():
