@@ -11,7 +11,7 @@ agree with each other far more than chains of different tasks do. So:
   tasks (so the interval widens where a task's chains agree, and never has zero width);
 - speed: per task, the geometric mean of its chains' best correct, timed speedups, in each arm;
   over the tasks with such chains in both arms, the Wilcoxon signed-rank test on the per-task log
-  ratios, the rank-biserial effect size, and the geometric-mean ratio with an interval from a
+  ratios, the rank-biserial effect size and the geometric-mean ratio, each with an interval from a
   bootstrap that resamples tasks, then chains within each task;
 - the two p-values are adjusted together (Holm), and the verdict sentence uses the adjusted ones;
 - fast_p as KernelBench defines it: per task, the share of its chains whose best correct kernel
