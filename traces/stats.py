@@ -20,9 +20,9 @@ import numpy as np
 import pandas as pd
 
 from traces.frames import CHAIN_KEY, NO_ATTEMPT, chains_frame, llm_rounds
+from traces.intervals import cluster_bootstrap_ci, design_effect, wilson
 
 P_VALUES = (0.0, 1.0, 1.5, 2.0)
-BOOTSTRAP = 2000
 
 
 def kernelbench_fast_p(chains: pd.DataFrame, p: float) -> float:
@@ -88,28 +88,6 @@ def per_round(frame: pd.DataFrame) -> pd.DataFrame:
     tuned = fast_p_by_round(frame, with_trials=True)[["round", "fast_1"]].rename(
         columns={"fast_1": "fast_1_by_round_with_tuning"})
     return table.merge(cumulative, on="round", how="left").merge(tuned, on="round", how="left")
-
-
-def bootstrap_ci(values: np.ndarray, stat=np.mean, seed: int = 0, level: float = 0.95) -> tuple[float, float]:
-    if len(values) < 2:
-        return (float("nan"), float("nan"))
-    rng = np.random.default_rng(seed)
-    draws = stat(rng.choice(values, size=(BOOTSTRAP, len(values)), replace=True), axis=1)
-    low, high = np.quantile(draws, [(1 - level) / 2, 1 - (1 - level) / 2])
-    return float(low), float(high)
-
-
-def cluster_bootstrap_ci(clusters: list[np.ndarray], seed: int = 0, level: float = 0.95) -> tuple[float, float]:
-    """Interval of the mean of all values, resampling whole clusters (tasks): chains of one task are
-    not independent. NaN with fewer than two clusters."""
-    if len(clusters) < 2:
-        return (float("nan"), float("nan"))
-    rng = np.random.default_rng(seed)
-    sums, counts = np.array([c.sum() for c in clusters]), np.array([len(c) for c in clusters])
-    picked = rng.integers(0, len(clusters), (BOOTSTRAP, len(clusters)))
-    draws = sums[picked].sum(axis=1) / counts[picked].sum(axis=1)
-    low, high = np.quantile(draws, [(1 - level) / 2, 1 - (1 - level) / 2])
-    return float(low), float(high)
 
 
 def rescued_vs_start(frame: pd.DataFrame, seed: int = 0) -> dict:
@@ -268,8 +246,6 @@ def _chi2_sf(statistic: float, df: int) -> float:
 def correct_rate_interval(chains: pd.DataFrame) -> tuple[float, float]:
     """95% Wilson interval of the share of chains correct, its counts divided by the design effect of
     chains clustered in tasks (a task's chains count as fewer where they agree)."""
-    from traces.ab import design_effect, wilson
-
     if chains.empty:
         return (float("nan"), float("nan"))
     deff = design_effect(chains)
