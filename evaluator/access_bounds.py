@@ -38,6 +38,8 @@ class Region:
 class Launch:
     kernel: str
     regions: list[Region] = field(default_factory=list)
+    starts: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.uint64))
+    ends: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.uint64))
 
 
 _state: dict[str, object] = {"launch": None, "source": None}
@@ -86,6 +88,8 @@ def _recording_launch(init_args):
             _regions(value, names[position] if position < len(names) else f"argument {position}", launch.regions)
         for name, value in kwargs_hst.items():
             _regions(value, name, launch.regions)
+        launch.starts = np.array([r.start for r in launch.regions], dtype=np.uint64)
+        launch.ends = np.array([r.end for r in launch.regions], dtype=np.uint64)
         _state["launch"] = launch
         return args_hst, kwargs_hst
     return wrapped
@@ -123,8 +127,7 @@ def _check(launch: Launch, verb: str, pointers, mask) -> None:
     if addresses.size == 0:
         return
     size = max(1, getattr(pointers.get_element_ty(), "primitive_bitwidth", 8) // 8)
-    starts = np.array([r.start for r in launch.regions], dtype=np.uint64)
-    ends = np.array([r.end for r in launch.regions], dtype=np.uint64)
+    starts, ends = launch.starts, launch.ends
     inside = ((addresses[:, None] >= starts[None, :]) & (addresses[:, None] + np.uint64(size) <= ends[None, :])).any(1)
     if inside.all():
         return

@@ -841,8 +841,8 @@ def _earliest(share: Share, task: Task, verdict: Verdicts) -> Verdicts:
 
 def _described(feed: CaseFeed, cases: list[Case]) -> list[tuple[int, Path, str]]:
     """(plan index, inputs file, description) of built cases."""
-    return [(feed.cases.index(case), feed.data[feed.cases.index(case)].inputs_file, describe_case(case))
-            for case in cases]
+    indices = [feed.cases.index(case) for case in cases]
+    return [(index, feed.data[index].inputs_file, describe_case(case)) for index, case in zip(indices, cases)]
 
 
 def _send_ready_cases(box: Sandbox, feed: CaseFeed, members: list[int], sent: int) -> int:
