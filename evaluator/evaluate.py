@@ -301,25 +301,25 @@ class Evaluator:
         try:
             with self._phase(result, "spawn"):
                 box = Sandbox(self.server, "candidate", job, {"candidate.py": source}, self.limits, reach)
-                checker = self._start_memcheck(job, reach, source)
+                checker = self._start_memcheck(job, reach, source, task, feed)
             with box, checker or contextlib.nullcontext():
                 try:
                     with self._phase(result, "correctness"):
                         passed = self._correctness(box, job, reach, source, task, feed, result)
                 except Verdicts as verdict:
                     if verdict.verdict is Verdict.MEMORY_FAIL and checker and verdict.case is not None:
-                        self._locate_fault(checker, verdict, task, feed, result)
+                        self._locate_fault(checker, verdict, feed, result)
                     raise
                 finally:
                     self._note_isolation(result, box)
-                if self.on_gpu:
-                    result.stage = Stage.MEMCHECK
-                    self._memcheck(checker, task, feed, result)
                 if timed:
                     result.stage = Stage.TIMING
                     earlier = [passed.get(feed.cases.index(case)) for case in timing_cases(task)]
                     with self._phase(result, "timing"):
                         self._time(box, task, result, cached or early, earlier, probing.result())
+                if self.on_gpu:
+                    result.stage = Stage.MEMCHECK
+                    self._memcheck(checker, result)
         except ChildGone as gone:
             raise Verdicts(Verdict(gone.verdict), gone.reason, gone.output_tail or None) from None
         finally:
@@ -335,37 +335,42 @@ class Evaluator:
                 first = self.references.get(task, timing_cases(task)[0])
                 result.profile = profiler.profile(source, report.entry, first.inputs_file, str(self.device))
 
-    def _start_memcheck(self, job: dict, reach: Reach, source: str) -> memcheck.MemcheckRun | None:
-        """On a GPU, the process that runs the candidate under Compute Sanitizer, started now."""
+    def _start_memcheck(self, job: dict, reach: Reach, source: str, task: Task,
+                        feed: CaseFeed) -> memcheck.MemcheckRun | None:
+        """On a GPU, the process that runs the candidate under Compute Sanitizer, started now and given
+        the small and edge cases as they are built."""
         if not (self.on_gpu and self.config.memcheck and self.sanitizer):
             return None
-        return memcheck.MemcheckRun(self.server, job, source, self.limits, reach, self.sanitizer)
+        checker = memcheck.MemcheckRun(self.server, job, source, self.limits, reach, self.sanitizer)
+        indices = [feed.cases.index(c) for c in memcheck.checked_cases(task) if c in feed.cases]
+        checker.feed(feed.ready, [(i, lambda i=i: feed.data[i].inputs_file, describe_case(feed.cases[i]))
+                                  for i in indices])
+        return checker
 
-    def _memcheck(self, checker: memcheck.MemcheckRun | None, task: Task, feed: CaseFeed, result: EvalResult) -> None:
-        """A correct candidate's small and edge cases once more, under Compute Sanitizer (memcheck.py)."""
+    def _memcheck(self, checker: memcheck.MemcheckRun | None, result: EvalResult) -> None:
+        """What Compute Sanitizer saw of a correct candidate's small and edge cases (memcheck.py), run
+        beside its timing; an invalid access outranks the speed measured meanwhile."""
         if checker is None:
             result.memory_check = "off" if not self.config.memcheck else "unavailable: compute-sanitizer was not found"
             return
         with self._phase(result, "memcheck"):
-            outcome = checker.check(_described(feed, [c for c in memcheck.checked_cases(task) if c in feed.cases]))
+            outcome = checker.outcome()
+        result.phases["memcheck_exit"] = checker.exit_seconds
         result.memory_check = "memcheck" if outcome.ran else "unavailable: " + outcome.reason
         if outcome.verdict is not None:
+            result.performance = None
             raise Verdicts(Verdict(outcome.verdict), outcome.reason, outcome.report or None)
 
-    def _locate_fault(self, checker: memcheck.MemcheckRun, verdict: Verdicts, task: Task, feed: CaseFeed,
+    def _locate_fault(self, checker: memcheck.MemcheckRun, verdict: Verdicts, feed: CaseFeed,
                       result: EvalResult) -> None:
         """A CUDA fault (an illegal address) in a case: under Compute Sanitizer, whose report says which
-        kernel, line and access (the fault alone says none of it), the small and edge cases built so
-        far (quick, and likely to show the same mistake), then the case that faulted."""
+        kernel, line and access (the fault alone says none of it), the small and edge cases sent to it
+        so far (likely to show the same mistake), then the case that faulted."""
         if not 0 <= verdict.case < len(feed.cases):
             return
-        try:
-            built = feed.cases[:feed.ready()]
-        except Exception:  # noqa: BLE001 - a case that failed to build: the faulting case alone
-            built = []
-        cases = [c for c in memcheck.checked_cases(task) if c in built and c != feed.cases[verdict.case]]
+        checker.end(_described(feed, [feed.cases[verdict.case]]))
         with self._phase(result, "memcheck"):
-            outcome = checker.check(_described(feed, cases + [feed.cases[verdict.case]]))
+            outcome = checker.outcome()
         if outcome.verdict == Verdict.MEMORY_FAIL.value:
             result.memory_check = "memcheck"
             verdict.reason, verdict.traceback = outcome.reason, outcome.report or verdict.traceback

@@ -175,6 +175,15 @@ def exclusive(lock_dir: str | Path | None, what: str = ""):
     return _hold(lock_dir, fcntl.LOCK_EX, what)
 
 
+def shared_until_exit(lock_dir: str | Path | None) -> None:
+    """Holds the lock shared for the rest of this process's life: the descriptor is never closed, so
+    the OS lets go only once the process is gone (after whatever its exit does on the GPU)."""
+    if lock_dir is None:
+        return
+    fd = os.open(_paths(lock_dir)[1], os.O_RDONLY | os.O_CREAT, 0o644)
+    _enter(lock_dir, fd, fcntl.LOCK_SH)
+
+
 def lock_dir_for(cache_dir: Path, device_index: int) -> Path:
     """One lock per physical GPU, however CUDA_VISIBLE_DEVICES numbers it in this process (Ray
     workers and per-GPU shards each see their GPU as device 0)."""

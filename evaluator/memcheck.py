@@ -15,11 +15,15 @@ from __future__ import annotations
 
 import glob
 import os
+import queue
 import re
 import shutil
 import sys
+import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 from evaluator import protocol
 from evaluator.cases import Case
@@ -147,30 +151,101 @@ class Outcome:
     report: str = ""  # the sanitizer's first errors, as it printed them
 
 
+Pending = tuple[int, Callable[[], Path], str]  # plan index, its inputs file once built, description
+
+
 class MemcheckRun:
-    """A process under Compute Sanitizer, started ahead (while the candidate's cases run elsewhere:
-    its start, about two seconds, is then off the evaluation's path) and given its cases once the
-    candidate has passed them."""
+    """A process under Compute Sanitizer, started beside the candidate's correctness run and fed the
+    checked cases as their inputs are built, so that its slow instrumented calls run while the
+    candidate's cases and timing do; heard from once the candidate has passed and been timed. A
+    thread of its own holds the conversation; the evaluation only hands it cases and asks the end."""
+
+    POLL_SECONDS = 0.05
 
     def __init__(self, server: ForkServer, job: dict, source: str, limits: Limits, reach: Reach, sanitizer: str):
         self.server, self.source = server, source
         self.box = Sandbox(server, "memcheck", {**job, "sanitizer": sanitizer}, {"candidate.py": source}, limits, reach)
+        self.described: dict[int, str] = {}
+        self.exit_seconds = 0.0  # waiting for Compute Sanitizer to exit once the cases were done
+        self._commands: queue.SimpleQueue = queue.SimpleQueue()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._result: tuple[str | None, int | None] = (None, None)
 
     def check(self, cases: list[tuple[int, Path, str]]) -> Outcome:
-        """`cases`: (plan index, inputs file, description) of each case to run under memcheck."""
-        box, described = self.box, {index: text for index, _, text in cases}
-        for index, path, _ in cases:
-            box.send(protocol.encode(protocol.RunCase(index=index, inputs=str(path))))
-        box.send(protocol.encode(protocol.CasesEnd()))
-        failure, case = _follow(box, described)
-        exit_info = self.server.wait_exit(box.pid, EXIT_WAIT_SECONDS)
+        """Runs `cases` ((plan index, inputs file, description)) and waits for what was found."""
+        self.feed(lambda: len(cases) and max(i for i, _, _ in cases) + 1, [(i, lambda p=p: p, t) for i, p, t in cases])
+        return self.outcome()
+
+    def feed(self, ready: Callable[[], int], cases: list[Pending]) -> None:
+        """Sends each case once `ready()`, the number of plan cases built so far, passes its index."""
+        self._thread = threading.Thread(target=self._converse, args=(ready, sorted(cases, key=lambda c: c[0])),
+                                        name="memcheck", daemon=True)
+        self._thread.start()
+
+    def end(self, extra: list[tuple[int, Path, str]] = ()) -> None:
+        """No case after the built ones and `extra` (say the one that faulted): the run finishes."""
+        self._commands.put(list(extra))
+
+    def outcome(self) -> Outcome:
+        """Waits for the cases sent and Compute Sanitizer's exit: what it found."""
+        self.end()
+        if self._thread is not None:
+            self._thread.join()
+        failure, case = self._result
+        began = time.perf_counter()
+        exit_info = self.server.wait_exit(self.box.pid, EXIT_WAIT_SECONDS)
+        self.exit_seconds = time.perf_counter() - began
         if exit_info is not None and exit_info.code == ERROR_EXIT:
-            report = read_tail(box.scratch / REPORT, REPORT_BYTES).decode(errors="replace")
-            on = described.get(case, "its small and edge inputs") if case is not None else "its small and edge inputs"
+            report = read_tail(self.box.scratch / REPORT, REPORT_BYTES).decode(errors="replace")
+            on = self.described.get(case, "its small and edge inputs") if case is not None else "its small and edge inputs"
             return Outcome("MEMORY_FAIL", reason(parse(report), self.source, on), report=excerpt(report))
-        return _without_report(box.connected is not None, failure, exit_info)
+        return _without_report(self.box.connected is not None, failure, exit_info)
+
+    def _converse(self, ready: Callable[[], int], pending: list[Pending]) -> None:
+        done: set[int] = set()
+        ended = False
+        try:
+            while not self._stop.is_set():
+                pending = self._send_built(ready, pending)
+                if not ended and not self._commands.empty():
+                    for index, inputs, text in self._commands.get():
+                        self._send(index, inputs, text)
+                    self.box.send(protocol.encode(protocol.CasesEnd()))
+                    pending, ended = [], True
+                if ended and done >= self.described.keys():
+                    return
+                message = self.box.recv(timeout=self.POLL_SECONDS)
+                if message is not None:
+                    failure = _failure_in(protocol.parse_event(message), self.described, done)
+                    if failure is not None:
+                        self._result = failure
+                        return
+        except ChildGone as gone:  # the case under way when the process ended is the one to blame
+            self._result = gone.reason, next((i for i in self.described if i not in done), None)
+        except protocol.ProtocolError as exc:
+            self._result = f"the process sent a malformed message ({exc})", None
+
+    def _send_built(self, ready: Callable[[], int], pending: list[Pending]) -> list[Pending]:
+        """Sends the pending cases built by now; those still to be built."""
+        try:
+            built = ready()
+        except Exception:  # noqa: BLE001 - a case that failed to build: the evaluation reports it
+            return []
+        while pending and pending[0][0] < built:
+            index, inputs, text = pending.pop(0)
+            self._send(index, inputs(), text)
+        return pending
+
+    def _send(self, index: int, inputs: Path, text: str) -> None:
+        if index not in self.described:
+            self.described[index] = text
+            self.box.send(protocol.encode(protocol.RunCase(index=index, inputs=str(inputs))))
 
     def close(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
         self.box.close()
 
     def __enter__(self) -> "MemcheckRun":
@@ -191,21 +266,6 @@ def _without_report(started: bool, failure: str | None, exit_info: ExitInfo | No
         state = exit_info.describe("compute-sanitizer") if exit_info else "compute-sanitizer did not exit"
         return Outcome("RUNTIME_FAIL", f"under Compute Sanitizer: {state}")
     return Outcome(None)
-
-
-def _follow(box: Sandbox, described: dict[int, str]) -> tuple[str | None, int | None]:
-    """Reads the run's messages until every case is done: why it failed (or None) and on which case."""
-    done: set[int] = set()
-    try:
-        while len(done) < len(described):
-            failure = _failure_in(protocol.parse_event(box.recv()), described, done)
-            if failure is not None:
-                return failure
-    except ChildGone as gone:  # the case under way when the process ended is the one to blame
-        return gone.reason, next((index for index in described if index not in done), None)
-    except protocol.ProtocolError as exc:
-        return f"the process sent a malformed message ({exc})", None
-    return None, None
 
 
 def _failure_in(message: object, described: dict[int, str], done: set[int]) -> tuple[str, int | None] | None:

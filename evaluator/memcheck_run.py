@@ -15,8 +15,7 @@ from pathlib import Path
 
 import torch
 
-from evaluator import protocol, wire
-from evaluator.guards import LaunchRecorder
+from evaluator import gpu_lock, protocol, wire
 from evaluator.task import clone_inputs, on_device
 from evaluator.worker import Channel, classify, describe_failure, import_candidate, trimmed_traceback
 
@@ -37,8 +36,7 @@ def main(scratch: str) -> None:
             phase=phase, verdict=verdict, reason=describe_failure(exc, verdict)[:protocol.MAX_TEXT],
             traceback=trimmed_traceback(exc, path)[-protocol.MAX_TEXT:], case=case)))
 
-    recorder = LaunchRecorder(lock_dir=job.get("lock_dir"))
-    recorder.install()
+    lock_dir = job.get("lock_dir")
     try:
         entry = import_candidate(path, job, device)
     except BaseException as exc:  # noqa: BLE001 - untrusted code
@@ -47,21 +45,28 @@ def main(scratch: str) -> None:
     channel.send(protocol.encode(protocol.Imported(memory_check="memcheck")))
     while isinstance(command := protocol.parse_command(channel.recv()), protocol.RunCase):
         try:
-            inputs = on_device(wire.load(command.inputs), device)
-            call = clone_inputs(inputs)
-            recorder.locking = True  # the GPU lock, shared, from the first launch (after its module is loaded)
-            try:
-                entry(*call.args, **call.kwargs)
-                if device.type == "cuda":
-                    torch.cuda.synchronize(device)
-            finally:
-                recorder.locking = False
-                recorder.release()
+            with gpu_lock.shared(lock_dir, "memcheck case"):
+                run_case(entry, command.inputs, device)
         except BaseException as exc:  # noqa: BLE001
             fail("call", exc, command.index)
             return
-        del inputs, call
         channel.send(protocol.encode(protocol.MemoryChecked(case=command.index)))
+    # The process's teardown (its CUDA context, under Compute Sanitizer) is GPU work too. Python's own
+    # (freeing every object, under instrumentation) is skipped: the report is complete already.
+    gpu_lock.shared_until_exit(lock_dir)
+    sys.stdout.flush()
+    os._exit(0)
+
+
+def run_case(entry, inputs_file: str, device: torch.device) -> None:
+    """One call, synchronized, its tensors freed. All of it holds the GPU lock: under Compute Sanitizer
+    even a copy or a free is slow instrumented work, which must not overlap another candidate's timing."""
+    inputs = on_device(wire.load(inputs_file), device)
+    call = clone_inputs(inputs)
+    entry(*call.args, **call.kwargs)
+    del inputs, call
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
 
 
 if __name__ == "__main__":

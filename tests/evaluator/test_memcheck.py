@@ -3,6 +3,7 @@
 The report under data/ is one compute-sanitizer 2025.3 wrote on an H200 for a Triton kernel whose
 mask lets one lane past the end of a 1000-element tensor (line 7 of its file)."""
 
+import time
 from pathlib import Path
 
 from evaluator import memcheck
@@ -75,7 +76,7 @@ exec "$@"
 FAILS_TO_START = "#!/bin/sh\necho 'Device not supported' >&2\nexit 3\n"
 
 
-def _run(tmp_path, suite, sanitizer_text: str, source: str | None = None):
+def _run(tmp_path, suite, sanitizer_text: str, source: str | None = None, drive=None):
     from evaluator import wire
     from evaluator.sandbox import ForkServer, Limits, Reach
 
@@ -98,7 +99,7 @@ def _run(tmp_path, suite, sanitizer_text: str, source: str | None = None):
     try:
         with memcheck.MemcheckRun(server, job, source or task.solution_path.read_text(), Limits(),
                                   Reach(readable=(folder,)), str(sanitizer)) as run:
-            return run.check(cases)
+            return drive(run, cases) if drive else run.check(cases)
     finally:
         server.close()
 
@@ -122,3 +123,22 @@ def test_a_clean_run_passes_every_case_and_a_crash_under_it_is_the_candidates(tm
     crashing = "import os\ndef gelu(input, approximate='none'):\n    os._exit(9)\n"
     crashed = _run(tmp_path / "crashed", suite, RUNS_CLEAN, source=crashing)
     assert crashed.verdict == "RUNTIME_FAIL" and crashed.reason.startswith("under Compute Sanitizer:"), crashed
+
+
+def test_cases_go_to_the_run_as_they_are_built_and_the_end_adds_the_faulting_one(tmp_path, suite):
+    built = [0]
+
+    def drive(run, cases):
+        run.feed(lambda: built[0], [(i, lambda p=p: p, text) for i, p, text in cases[:3]])
+        time.sleep(3 * run.POLL_SECONDS)
+        assert run.described == {}  # nothing built yet: nothing sent
+        built[0] = 2
+        deadline = time.monotonic() + 60
+        while len(run.described) < 2 and time.monotonic() < deadline:
+            time.sleep(run.POLL_SECONDS)
+        run.end([cases[3]])  # case 2, never built, is not sent; the faulting case 3 is
+        return run.outcome(), dict(run.described)
+
+    outcome, sent = _run(tmp_path, suite, RUNS_CLEAN, drive=drive)
+    assert outcome.verdict is None and outcome.ran, outcome
+    assert sorted(sent) == [0, 1, 3]
