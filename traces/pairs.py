@@ -220,6 +220,26 @@ def write(records: list[dict], path: Path, fmt: str | None = None) -> Path:
     return export(pd.DataFrame(records, columns=COLUMNS.get(fmt) if not records else None), path)
 
 
+def load(path: Path):
+    """An export as a `datasets.Dataset`, one without rows included: `datasets.load_dataset` refuses a
+    file with no rows, so an empty export becomes a dataset of no rows with its format's columns
+    (the format is the file name's first part, as `agentloop export` names files)."""
+    import datasets
+
+    path = Path(path)
+    kind = {".parquet": "parquet", ".jsonl": "json"}.get(path.suffix)
+    if kind is None:
+        raise ValueError(f"{path}: an export is .parquet or .jsonl")
+    if kind == "parquet":
+        empty = pd.read_parquet(path).empty
+        columns = list(pd.read_parquet(path).columns)
+    else:
+        empty, columns = path.stat().st_size == 0, COLUMNS.get(path.name.split(".")[0], [])
+    if empty:
+        return datasets.Dataset.from_dict({column: [] for column in columns})
+    return datasets.load_dataset(kind, data_files=str(path), split="train")
+
+
 def split_of(task_id: str, eval_share: float) -> str:
     """"eval" or "train" for every row of a task, the same on every run and machine: a task's rows
     never straddle the split, so no prompt of an evaluation task is seen in training."""

@@ -15,7 +15,7 @@ import markupsafe
 import numpy as np
 import pandas as pd
 
-from traces import stats
+from traces import attribution, stats
 from traces.ab import FAST_P_GRID
 from traces.frames import chains_frame, load_frame
 from traces.records import Attempt
@@ -131,7 +131,7 @@ def build_context(store: TraceStore, run_id: str) -> dict:
         "categories": _table(categories[["category", "chains", "correct_chains", "correct_rate", "correct_rate_95ci",
                                          "geomean_best_speedup", "tokens", "cost_usd"]], ("correct_rate",)),
         "devices": _table(stats.by_device(frame)),
-        "rescued": stats.rescued_vs_start(frame), "attribution": stats.attribution(frame),
+        "rescued": stats.rescued_vs_start(frame), "attribution": attribution.attribution(frame),
         "transitions": stats.transition_matrix(frame), "plots": _plots(frame, rounds, chains),
         "chains": _chains_view(store.attempts(run_id)),
         "timed": bool(frame["speedup"].notna().any()),

@@ -14,7 +14,6 @@ Definitions (all over the model's own rounds; tuning trials are left out):
 from __future__ import annotations
 
 import math
-import warnings
 
 import numpy as np
 import pandas as pd
@@ -146,101 +145,6 @@ def transition_matrix(frame: pd.DataFrame) -> pd.DataFrame:
 
 def by_category(frame: pd.DataFrame, statistic) -> dict[str, object]:
     return {category: statistic(rows) for category, rows in frame.groupby("category", sort=True)}
-
-
-MIN_CHAINS_PER_PARAMETER = 10
-
-
-def attribution(frame: pd.DataFrame) -> dict:
-    """What chain correctness depends on: task category, method, arm. Each factor gets a score test
-    (logistic regression without it, chi-squared with its degrees of freedom), so a factor with more
-    levels gains nothing by chance; its share of the null deviance is
-    given beside, but only the p-values compare across factors. Arms are compared within their
-    method where several arms share one; where each arm has its own method, the two are one factor.
-    "note" says where the data are too few for the tests (fewer than ten chains per parameter)."""
-    return chain_attribution(chains_frame(frame))
-
-
-def chain_attribution(chains: pd.DataFrame) -> dict:
-    """`attribution` over chains (category, method, arm and correct per chain)."""
-    if chains.empty:
-        return {"note": "no chains"}
-    data = chains.assign(correct=chains["correct"].astype(int))
-    if data["correct"].nunique() < 2:
-        return {"note": "every chain has the same outcome: nothing to attribute", "chains": len(data)}
-    steps = _attribution_steps(data)
-    if not steps:
-        return {"note": "needs more than one category, method or arm", "chains": len(data)}
-    parameters = 1 + sum(data[f].nunique() - 1 for f in {f for _, full, _ in steps for f in full})
-    tests, null = {}, None
-    for name, full, reduced in steps:
-        statistic, df, null, share = _score_test(data, full, reduced)
-        tests[name] = {"score": statistic, "df": df, "p": _chi2_sf(statistic, df), "deviance_share": share}
-    result = {"chains": len(data), "parameters": parameters, "null_deviance": float(null), "tests": tests}
-    if len(data) < MIN_CHAINS_PER_PARAMETER * parameters:
-        result["note"] = (f"not enough data: {len(data)} chains for {parameters} parameters (about "
-                          f"{MIN_CHAINS_PER_PARAMETER} chains per parameter are needed); the tests are rough")
-    return result
-
-
-def _attribution_steps(data: pd.DataFrame) -> list[tuple[str, list[str], list[str]]]:
-    """(name, factors of the larger model, factors of the smaller) for each test."""
-    arms, methods = data["arm"].nunique(), data["method"].nunique()
-    same_split = data.groupby("arm")["method"].nunique().max() == 1 and arms == methods
-    arm_level = (["arm"] if arms > 1 else []) if same_split else \
-        [f for f, levels in (("method", methods), ("arm", arms)) if levels > 1 and (f == "method" or arms > methods)]
-    base = ["category"] if data["category"].nunique() > 1 else []
-    steps = [("category", base + arm_level, arm_level)] if base else []
-    if same_split and arm_level:
-        steps.append(("arm (its method)", base + ["arm"], base))
-    if "method" in arm_level:
-        steps.append(("method", base + ["method"], base))
-    if "method" in arm_level and "arm" in arm_level:
-        steps.append(("arm within its method", base + ["method", "arm"], base + ["method"]))
-    return steps
-
-
-def _score_test(data: pd.DataFrame, full: list[str], reduced: list[str]) -> tuple[float, int, float, float]:
-    """Rao's score test of the factors in `full` beyond `reduced` (logistic regression): the
-    statistic, its degrees of freedom, the null deviance, and the share of it the factors explain.
-    The score test needs only the smaller model's fit, so separation in the larger one (a level
-    whose chains all pass) cannot inflate it; likelihood-ratio tests ran at 5.4% on pure noise."""
-    import patsy
-    import statsmodels.api as sm
-
-    def design(factors):
-        return patsy.dmatrices("correct ~ " + (" + ".join(f"C({f})" for f in factors) or "1"), data,
-                               return_type="dataframe")
-
-    y, x_full = design(full)
-    kept = _independent(design(reduced)[1], [])
-    x_small = x_full[kept] if set(kept) <= set(x_full.columns) else design(reduced)[1][kept]
-    extra = _independent(x_full, kept)[len(kept):]  # an arm aliased with its method adds no column
-    x_full = x_full[kept + extra]
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        small = sm.GLM(y, x_small, family=sm.families.Binomial()).fit()
-        big = sm.GLM(y, x_full, family=sm.families.Binomial()).fit()
-        constrained = np.array([small.params.get(c, 0.0) for c in x_full.columns])
-        statistic = float(np.ravel(sm.GLM(y, x_full, family=sm.families.Binomial()).score_test(
-            constrained, k_constraints=len(extra))[0])[0])
-    share = (small.deviance - big.deviance) / big.null_deviance if big.null_deviance > 0 else float("nan")
-    return statistic, len(extra), float(big.null_deviance), float(max(0.0, share))
-
-
-def _independent(columns: pd.DataFrame, kept: list[str]) -> list[str]:
-    """`kept`, then each further column of `columns` that is not a combination of those before it."""
-    kept = list(kept)
-    for column in (c for c in columns.columns if c not in kept):
-        if np.linalg.matrix_rank(columns[kept + [column]].to_numpy()) > len(kept):
-            kept.append(column)
-    return kept
-
-
-def _chi2_sf(statistic: float, df: int) -> float:
-    from scipy.stats import chi2
-
-    return float(chi2.sf(statistic, df)) if df > 0 else float("nan")
 
 
 def correct_rate_interval(chains: pd.DataFrame) -> tuple[float, float]:

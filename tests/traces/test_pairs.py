@@ -150,6 +150,16 @@ def test_every_format_names_its_columns_and_an_empty_export_keeps_them(store, tm
     parquet = pairs.write([], tmp_path / f"{fmt}.parquet", fmt)
     assert list(pd.read_parquet(parquet).columns) == pairs.COLUMNS[fmt] and len(pd.read_parquet(parquet)) == 0
     assert pairs.write([], tmp_path / f"{fmt}.jsonl", fmt).read_text() == ""
+    for path in (parquet, tmp_path / f"{fmt}.jsonl"):
+        loaded = pairs.load(path)
+        assert len(loaded) == 0 and loaded.column_names == pairs.COLUMNS[fmt], path
+
+
+def test_an_export_with_rows_loads_as_datasets_loads_it(store, tmp_path):
+    rows = pairs.dataset("kto", store.attempts("r"))
+    for suffix in ("parquet", "jsonl"):
+        loaded = pairs.load(pairs.write(rows, tmp_path / f"kto.{suffix}", "kto"))
+        assert len(loaded) == len(rows) > 0 and set(pairs.COLUMNS["kto"]) <= set(loaded.column_names)
 
 
 def test_the_split_is_by_task_deterministic_and_near_its_share():

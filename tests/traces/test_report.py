@@ -38,7 +38,7 @@ def test_report_is_self_contained_and_complete(report):
     assert text.count("data:image/png;base64,") >= 3, "plots are embedded"
     assert "http://" not in text and "https://" not in text and "<script" not in text
     for fragment in ("Per round", "Rescued kernels", "Verdict transitions", "By category", "what chain correctness depends on",
-                     "Reduce/sum · A · sample 0", "diff from its parent"):
+                     "Reduce/sum · A · sample 0", "diff from its parent", "By round", "Denominator: chains of that level"):
         assert fragment in text
     summary = markdown.read_text()
     assert "| 0 | 12 | 75.0% | 58.3% |" in summary and "| rescued | 4 | 1.050 (4 timed) |" in summary

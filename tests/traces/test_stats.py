@@ -105,49 +105,6 @@ def test_per_category(frame):
     assert rates == {"Activation": 1.0, "Math": 1.0, "Reduce": 0.75}
 
 
-def deviance(successes, n):
-    p = successes / n
-    return -2 * (successes * math.log(p) + (n - successes) * math.log(1 - p)) if 0 < p < 1 else 0.0
-
-
-def test_attribution_tests_each_factor_with_its_degrees_of_freedom(frame):
-    result = stats.attribution(frame)
-    assert set(result["tests"]) == {"category", "arm (its method)"}  # each arm has its own method
-    category, arm = result["tests"]["category"], result["tests"]["arm (its method)"]
-    assert (category["df"], arm["df"]) == (2, 1)
-    # arm alone: one binary predictor, so the score test is Pearson's chi-squared of the 2x2 table
-    # A 5/6, B 6/6 correct (within categories here, so only approximately that)
-    assert 0 < arm["p"] < 1 and 0 < category["p"] < 1
-    assert result["null_deviance"] == pytest.approx(deviance(11, 12))
-    assert "not enough data" in result["note"]  # 12 chains for 4 parameters
-
-
-def test_attribution_does_not_favour_the_factor_with_more_levels_on_noise():
-    """200 runs of pure noise (8 categories x 4 tasks x 2 arms x 3 chains, every chain correct with
-    probability 1/2): each factor is 'significant' at most 5% of the time."""
-    import pandas as pd
-
-    rng = np.random.default_rng(0)
-    hits = {"category": 0, "arm (its method)": 0}
-    for _ in range(200):
-        chains = pd.DataFrame([{"category": f"C{c}", "arm": arm, "method": arm, "correct": bool(rng.random() < 0.5)}
-                               for c in range(8) for _ in range(4) for arm in ("A", "B") for _ in range(3)])
-        tests = stats.chain_attribution(chains)["tests"]
-        for name in hits:
-            hits[name] += tests[name]["p"] < 0.05
-    assert hits["category"] <= 10 and hits["arm (its method)"] <= 10, hits
-
-
-def test_arms_sharing_a_method_are_tested_within_it():
-    import pandas as pd
-
-    rows = [{"category": c, "arm": arm, "method": method, "correct": (k + len(arm)) % 3 != 0}
-            for c in ("X", "Y") for arm, method in (("a1", "m"), ("a2", "m"), ("b", "n")) for k in range(12)]
-    tests = stats.chain_attribution(pd.DataFrame(rows))["tests"]
-    assert set(tests) == {"category", "method", "arm within its method"}
-    assert tests["method"]["df"] == 1 and tests["arm within its method"]["df"] == 1 and tests["category"]["df"] == 1
-
-
 def test_ab_comparison_of_two_arms(frame):
     chains = chains_frame(frame)
     result = ab.compare(chains[chains["arm"] == "A"], chains[chains["arm"] == "B"], "A", "B")
