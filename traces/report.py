@@ -129,7 +129,8 @@ def build_context(store: TraceStore, run_id: str) -> dict:
     return {
         "run_id": run_id, "summary": stats.summary(frame), "rounds": _table(rounds, rate_columns),
         "categories": _table(categories[["category", "chains", "correct_chains", "correct_rate", "correct_rate_95ci",
-                                         "geomean_best_speedup", "tokens", "cost_usd"]], ("correct_rate",)),
+                                         "geomean_best_speedup", "geomean_best_speedup_95ci", "tokens", "cost_usd"]],
+                             ("correct_rate",)),
         "devices": _table(stats.by_device(frame)),
         "rescued": stats.rescued_vs_start(frame), "attribution": attribution.attribution(frame),
         "transitions": stats.transition_matrix(frame), "plots": _plots(frame, rounds, chains),

@@ -166,9 +166,21 @@ def summary(frame: pd.DataFrame) -> dict:
         "correct_rate": float(chains["correct"].mean()) if len(chains) else float("nan"),
         "correct_rate_95ci": "{:.0%} to {:.0%}".format(*correct_rate_interval(chains)) if len(chains) else "-",
         "geomean_best_speedup": float(math.exp(np.log(timed).mean())) if len(timed) else float("nan"),
+        "geomean_best_speedup_95ci": _geomean_interval(chains),
         "tokens": int(frame["tokens_in"].sum() + frame["tokens_out"].sum()) if len(frame) else 0,
         "cost_usd": float(frame["cost_usd"].sum()) if len(frame) else 0.0,
     }
+
+
+def _geomean_interval(chains: pd.DataFrame) -> str:
+    """95% interval of the geometric mean of chains' best timed speedups, resampling tasks; "-"
+    where fewer than two tasks have a timed chain."""
+    if chains.empty:
+        return "-"
+    timed = chains.dropna(subset=["best_speedup"])
+    clusters = [np.log(rows["best_speedup"].to_numpy()) for _, rows in timed.groupby("task_id")]
+    low, high = cluster_bootstrap_ci(clusters)
+    return f"{math.exp(low):.2f}x to {math.exp(high):.2f}x" if len(clusters) >= 2 else "-"
 
 
 def by_device(frame: pd.DataFrame) -> pd.DataFrame:

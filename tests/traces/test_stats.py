@@ -180,3 +180,11 @@ def test_rescued_chains_are_counted_when_nothing_was_timed(tmp_path):
     text = env.from_string(source[start:end]).render(rescued=result)
     assert "| start | 7 | not timed | - |" in text and "| rescued | 4 | not timed | - |" in text
     assert "nan" not in text
+
+
+def test_the_geometric_mean_speedup_has_an_interval_over_tasks(frame):
+    s = stats.summary(frame)
+    low, high = (float(x.rstrip("x")) for x in s["geomean_best_speedup_95ci"].split(" to "))
+    assert low < s["geomean_best_speedup"] < high
+    one_task = frame[frame["task_id"] == "Reduce/sum"]
+    assert stats.summary(one_task)["geomean_best_speedup_95ci"] == "-"  # one task: nothing to resample
