@@ -204,27 +204,34 @@ class MemcheckRun:
 
     def _converse(self, ready: Callable[[], int], pending: list[Pending]) -> None:
         done: set[int] = set()
-        ended = False
         try:
-            while not self._stop.is_set():
-                pending = self._send_built(ready, pending)
-                if not ended and not self._commands.empty():
-                    for index, inputs, text in self._commands.get():
-                        self._send(index, inputs, text)
-                    self.box.send(protocol.encode(protocol.CasesEnd()))
-                    pending, ended = [], True
-                if ended and done >= self.described.keys():
-                    return
-                message = self.box.recv(timeout=self.POLL_SECONDS)
-                if message is not None:
-                    failure = _failure_in(protocol.parse_event(message), self.described, done)
-                    if failure is not None:
-                        self._result = failure
-                        return
+            self._result = self._exchange(ready, pending, done) or (None, None)
         except ChildGone as gone:  # the case under way when the process ended is the one to blame
             self._result = gone.reason, next((i for i in self.described if i not in done), None)
         except protocol.ProtocolError as exc:
             self._result = f"the process sent a malformed message ({exc})", None
+
+    def _exchange(self, ready: Callable[[], int], pending: list[Pending], done: set[int]):
+        """Sends cases as they are built and the end once asked; hears each case done. A failure
+        (why, on which case) or None once every case sent is done."""
+        ended = False
+        while not self._stop.is_set():
+            pending = self._send_built(ready, pending)
+            if not ended and not self._commands.empty():
+                self._send_end(self._commands.get())
+                pending, ended = [], True
+            if ended and done >= self.described.keys():
+                return None
+            message = self.box.recv(timeout=self.POLL_SECONDS)
+            failure = None if message is None else _failure_in(protocol.parse_event(message), self.described, done)
+            if failure is not None:
+                return failure
+        return None
+
+    def _send_end(self, extra: list[tuple[int, Path, str]]) -> None:
+        for index, inputs, text in extra:
+            self._send(index, inputs, text)
+        self.box.send(protocol.encode(protocol.CasesEnd()))
 
     def _send_built(self, ready: Callable[[], int], pending: list[Pending]) -> list[Pending]:
         """Sends the pending cases built by now; those still to be built."""

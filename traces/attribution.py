@@ -55,46 +55,54 @@ def chain_attribution(chains: pd.DataFrame) -> dict:
         return {"note": "no chains"}
     data = chains.assign(correct=chains["correct"].astype(int))
     factors = [f for f in FACTORS if f in data and data[f].nunique() > 1]
-    levels = {f: level_rates(data, f) for f in factors}
+    base = {"chains": len(data), "levels": {f: level_rates(data, f) for f in factors}}
     if data["correct"].nunique() < 2:
-        return {"note": "every chain has the same outcome: nothing to attribute", "chains": len(data), "levels": levels}
+        return {**base, "note": "every chain has the same outcome: nothing to attribute"}
+    if not factors:
+        return {**base, "note": "needs more than one category, method, feedback set or arm"}
     steps = attribution_steps(data, factors)
-    if not steps:
-        return {"note": "needs more than one category, method, feedback set or arm", "chains": len(data)}
-    parameters = 1 + sum(data[f].nunique() - 1 for _, full, _ in steps for f in full[-1:])
-    tests, null = {}, None
-    for name, full, reduced in steps:
-        statistic, df, null, share = score_test(data, full, reduced)
-        tests[name] = {"score": statistic, "df": df, "p": chi2_sf(statistic, df), "deviance_share": share}
-    result = {"chains": len(data), "parameters": parameters, "null_deviance": float(null), "tests": tests,
-              "levels": levels}
+    parameters = 1 + sum(data[full[-1]].nunique() - 1 for _, full, _ in steps)
+    result = {**base, "parameters": parameters, **_tests(data, steps)}
     if len(data) < MIN_CHAINS_PER_PARAMETER * parameters:
         result["note"] = (f"not enough data: {len(data)} chains for {parameters} parameters (about "
                           f"{MIN_CHAINS_PER_PARAMETER} chains per parameter are needed); the tests are rough")
     return result
 
 
+def _tests(data: pd.DataFrame, steps: list[tuple[str, list[str], list[str]]]) -> dict:
+    tests = {name: score_test(data, full, reduced) for name, full, reduced in steps}
+    null = next(iter(tests.values()))["null"]
+    for test in tests.values():
+        del test["null"]
+    return {"null_deviance": null, "tests": tests}
+
+
 def attribution_steps(data: pd.DataFrame, factors: list[str]) -> list[tuple[str, list[str], list[str]]]:
-    """(name, factors of the larger model, factors of the smaller) for each test: the tested factor
-    last in the larger model; factors with the same levels merged under the finest one's name."""
+    """(name, factors of the larger model, factors of the smaller) for each test, coarse factors first."""
+    groups = sorted(_merged(data, factors), key=lambda g: FACTORS.index(g[0]))
+    return [_step(data, groups, group) for group in groups]
+
+
+def _merged(data: pd.DataFrame, factors: list[str]) -> list[list[str]]:
+    """Factors with the same levels as one group, named by its finest member (listed first)."""
     groups: list[list[str]] = []
-    for f in reversed(factors):  # finest first, so a group is named by its finest member
+    for f in reversed(factors):
         same = next((g for g in groups if _nested(data, g[0], f) and _nested(data, f, g[0])), None)
         if same is not None:
             same.append(f)
         else:
             groups.append([f])
-    steps = []
-    for group in groups:
-        tested = group[0]
-        others = [g[0] for g in groups if g is not group and not _nested(data, g[0], tested)]
-        within = [g[0] for g in groups if g is not group and _nested(data, tested, g[0])]
-        name = tested + (f" (its {', '.join(group[1:])})" if len(group) > 1 else "")
-        name += f" within its {', '.join(within)}" if within else ""
-        reduced = [f for f in FACTORS if f in others]
-        steps.append((name, reduced + [tested], reduced))
-    order = {g[0]: k for k, g in enumerate(sorted(groups, key=lambda g: FACTORS.index(g[0])))}
-    return sorted(steps, key=lambda s: order[s[1][-1]])
+    return groups
+
+
+def _step(data: pd.DataFrame, groups: list[list[str]], group: list[str]) -> tuple[str, list[str], list[str]]:
+    """The test of `group` against the model of every other group except those nested in it."""
+    tested, others = group[0], [g[0] for g in groups if g is not group]
+    within = [o for o in others if _nested(data, tested, o)]
+    name = tested + (f" (its {', '.join(group[1:])})" if len(group) > 1 else "")
+    name += f" within its {', '.join(within)}" if within else ""
+    reduced = [f for f in FACTORS if f in others and not _nested(data, f, tested)]
+    return name, reduced + [tested], reduced
 
 
 def _nested(data: pd.DataFrame, fine: str, coarse: str) -> bool:
@@ -114,9 +122,9 @@ def level_rates(data: pd.DataFrame, factor: str) -> dict[str, dict]:
     return out
 
 
-def score_test(data: pd.DataFrame, full: list[str], reduced: list[str]) -> tuple[float, int, float, float]:
+def score_test(data: pd.DataFrame, full: list[str], reduced: list[str]) -> dict:
     """Rao's score test of the factors in `full` beyond `reduced` (logistic regression): the
-    statistic, its degrees of freedom, the null deviance, and the share of it the factors explain."""
+    statistic, its degrees of freedom and p, the null deviance, and the share of it the factors explain."""
     import statsmodels.api as sm
 
     y, x_full = _design(data, full)
@@ -132,7 +140,8 @@ def score_test(data: pd.DataFrame, full: list[str], reduced: list[str]) -> tuple
         statistic = float(np.ravel(sm.GLM(y, x_full, family=sm.families.Binomial()).score_test(
             constrained, k_constraints=len(extra))[0])[0]) if extra else 0.0
     share = (small.deviance - big.deviance) / big.null_deviance if big.null_deviance > 0 else float("nan")
-    return statistic, len(extra), float(big.null_deviance), float(max(0.0, share))
+    return {"score": statistic, "df": len(extra), "p": chi2_sf(statistic, len(extra)),
+            "deviance_share": float(max(0.0, share)), "null": float(big.null_deviance)}
 
 
 def _design(data: pd.DataFrame, factors: list[str]):
