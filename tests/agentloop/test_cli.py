@@ -179,3 +179,20 @@ def test_kernelbench_problems_from_a_folder():
     assert done.returncode == 0 and EvalResult.from_json(done.stdout).correct
     missing = agentloop("tasks", "list", "--kernelbench", "/nonexistent")
     assert missing.returncode == 2 and "not a folder" in missing.stderr
+
+
+def test_a_kernelbench_folder_as_people_keep_it(tmp_path):
+    """Helper scripts beside the problems are skipped and named; a problem built with .cuda() runs
+    on the CPU; a broken problem file is a sentence and exit status 2, not a traceback."""
+    problems = ROOT / "tests" / "evaluator" / "kernelbench" / "problems"
+    (tmp_path / "4_scaled_add_cuda.py").write_text((problems / "4_scaled_add_cuda.py").read_text())
+    (tmp_path / "run_all.py").write_text("import sys\n")
+    done = agentloop("eval", "KernelBench/4_scaled_add_cuda",
+                     str(ROOT / "tests/evaluator/kernelbench/candidates/4_scaled_add_cuda.py"),
+                     "--kernelbench", str(tmp_path), "--device", "cpu", "--json")
+    assert done.returncode == 0 and EvalResult.from_json(done.stdout).correct, done.stderr
+    assert "skipped 1 files that define none of Model" in done.stderr and "run_all.py" in done.stderr
+    (tmp_path / "5_broken.py").write_text("import torch\nx = torch.zeros(3, device='cuda') + undefined\n")
+    broken = agentloop("tasks", "list", "--kernelbench", str(tmp_path))
+    assert broken.returncode == 2 and "5_broken.py: the problem file failed to import: NameError" in broken.stderr
+    assert "Traceback" not in broken.stderr

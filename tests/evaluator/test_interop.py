@@ -5,6 +5,7 @@ import re
 from pathlib import Path
 
 import pytest
+import torch
 
 from evaluator.interop import load_folder, load_problem, strip_kernelbenchx_harness
 
@@ -13,12 +14,32 @@ HERE = Path(__file__).parent / "kernelbench"
 
 def test_a_folder_of_problems_loads_as_tasks():
     tasks = load_folder(HERE / "problems")
-    assert sorted(tasks) == ["KernelBench/1_relu", "KernelBench/2_linear_gelu", "KernelBench/3_scaled_row_sum"]
+    assert sorted(tasks) == ["KernelBench/1_relu", "KernelBench/2_linear_gelu", "KernelBench/3_scaled_row_sum",
+                             "KernelBench/4_scaled_add_cuda"]
     task = tasks["KernelBench/2_linear_gelu"]
     assert task.entry == "ModelNew.forward" and task.model_init.args == (64, 80)
-    inputs = task.make_inputs(0, "small", "standard", task.primary_dtype)
+    inputs = task.make_inputs(0, "standard", "standard", task.primary_dtype)
     assert tuple(inputs.args[0].shape) == (48, 64)
     assert tuple(task.reference(*inputs.args).shape) == (48, 80)
+
+
+def test_small_and_edge_inputs_shrink_the_sizes_only_get_inputs_reads():
+    tasks = load_folder(HERE / "problems")
+    shape = {size: tuple(tasks["KernelBench/2_linear_gelu"].make_inputs(0, size, "standard", torch.float32).args[0].shape)
+             for size in ("small", "edge", "standard")}
+    # batch_size (48) is read by get_inputs alone; in_features (64) is the model's too, so it stays
+    assert shape == {"small": (16, 64), "edge": (37, 64), "standard": (48, 64)}
+    relu = tasks["KernelBench/1_relu"]  # batch_size 37, dim 301: distinct sizes stay distinct
+    assert tuple(relu.make_inputs(0, "small", "standard", torch.float32).args[0].shape) == (15, 16)
+    assert "Small and edge inputs shrink batch_size" in tasks["KernelBench/2_linear_gelu"].description
+
+
+def test_cuda_in_a_problem_file_means_the_evaluators_device():
+    task = load_problem(HERE / "problems" / "4_scaled_add_cuda.py")
+    (x,) = task.make_inputs(0, "small", "standard", torch.float32).args
+    assert x.device.type == "cpu" and tuple(x.shape) == (16, 64)
+    out = task.reference(x)
+    assert out.device.type == "cpu" and torch.equal(out, (x + 1.0) * 0.5)
 
 
 @pytest.mark.parametrize("candidate", sorted((HERE / "candidates").glob("*.py")), ids=lambda p: p.stem)
@@ -39,6 +60,24 @@ def test_bad_problem_files_get_clear_errors(tmp_path):
         load_folder(tmp_path)
     with pytest.raises(ValueError, match="not a folder"):
         load_folder(tmp_path / "nowhere")
+    (tmp_path / "broken.py").write_text((HERE / "problems" / "1_relu.py").read_text().replace(
+        "return []", "return [undefined_size]"))
+    with pytest.raises(ValueError, match=r"broken.py: get_init_inputs\(\) failed: NameError"):
+        load_folder(tmp_path)
+    (tmp_path / "broken.py").write_text("import torch\nraise RuntimeError('no GPU here')\n")
+    with pytest.raises(ValueError, match="broken.py: the problem file failed to import: RuntimeError: no GPU here"):
+        load_folder(tmp_path)
+
+
+def test_files_that_are_no_problem_are_skipped_and_listed(tmp_path, capsys):
+    (tmp_path / "1_relu.py").write_text((HERE / "problems" / "1_relu.py").read_text())
+    (tmp_path / "helpers.py").write_text("SIZE = 3\n")
+    (tmp_path / "run_all.py").write_text("import sys\n")
+    skipped = []
+    assert list(load_folder(tmp_path, skipped)) == ["KernelBench/1_relu"]
+    assert [p.name for p in skipped] == ["helpers.py", "run_all.py"]
+    load_folder(tmp_path)
+    assert capsys.readouterr().err.count("skipped 2 files") == 1
 
 
 HARNESS = '''
