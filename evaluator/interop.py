@@ -151,11 +151,18 @@ def load_problem(path: Path) -> Task:
             with torch.no_grad():
                 return model(*args)
 
-    inputs_for = {size: _checked_shrink(path, module, size, reference) for size in SHRUNK}
+    checked: dict[str, object] = {}  # size -> its shrunk get_inputs, or None: checked on first use
+
+    def inputs_for(size: str):
+        if size not in SHRUNK:
+            return module.get_inputs
+        if size not in checked:
+            checked[size] = _checked_shrink(module, size, reference)
+        return checked[size] or module.get_inputs
 
     def make_inputs(seed, size, mode, dtype):
         torch.manual_seed(seed)
-        args = list(_called(path, "get_inputs()", inputs_for.get(size) or module.get_inputs))
+        args = list(_called(path, "get_inputs()", inputs_for(size)))
         gen = generator(seed)
         return Inputs(tuple(_cast(a, dtype, mode, gen) for a in args))
 
@@ -165,14 +172,14 @@ def load_problem(path: Path) -> Task:
 
     task = Task(id=f"{KERNELBENCH_CATEGORY}/{path.stem}", difficulty=3, entry="ModelNew.forward",
                 signature="class ModelNew(nn.Module): forward(*get_inputs())",
-                description=_description(module, inputs_for), reference=reference, make_inputs=make_inputs,
+                description=_description(module), reference=reference, make_inputs=make_inputs,
                 cost=cost, dtypes=(torch.float32,), contract=Tolerance(tf32=True), allowed=NN_MODULES,
                 model_init=Inputs(init), timing_seeds=(0, 2))
     object.__setattr__(task, "source_path", path)
     return task
 
 
-def _checked_shrink(path: Path, module, size: str, reference):
+def _checked_shrink(module, size: str, reference):
     """The shrunk `get_inputs` for `size` if the reference runs on its inputs, else None."""
     shrunk = shrunk_inputs(module, size)
     if shrunk is None:
@@ -186,11 +193,12 @@ def _checked_shrink(path: Path, module, size: str, reference):
     return shrunk
 
 
-def _description(module, inputs_for: dict) -> str:
+def _description(module) -> str:
     doc = (module.Model.__doc__ or "").strip()
-    constants = ", ".join(sorted(size_constants(module)))
-    sizes = (f"Small and edge inputs shrink {constants}; the standard size is the problem's own."
-             if any(inputs_for.values()) else "Every size is the problem's own: only its standard inputs are checked.")
+    shrinking = any(shrunk_inputs(module, size) for size in SHRUNK)
+    sizes = (f"Small and edge inputs shrink {', '.join(sorted(size_constants(module)))} where the reference runs "
+             "on them; the standard size is the problem's own." if shrinking
+             else "Every size is the problem's own: only its own inputs are checked.")
     return (f"Write `class ModelNew(nn.Module)` with the same constructor arguments as this KernelBench "
             f"problem's Model and a forward that returns what Model.forward returns, computed by Triton "
             f"kernels. {doc} {sizes}").strip()

@@ -34,6 +34,16 @@ def test_small_and_edge_inputs_shrink_the_sizes_only_get_inputs_reads():
     assert "Small and edge inputs shrink batch_size" in tasks["KernelBench/2_linear_gelu"].description
 
 
+def test_sizes_that_only_work_together_keep_the_problems_own(tmp_path):
+    (tmp_path / "flat.py").write_text(
+        "import torch\nimport torch.nn as nn\n\nrows = 64\ncols = 32\n\n\n"
+        "class Model(nn.Module):\n    def forward(self, x):\n        return x.view(rows, cols).sum(1)\n\n\n"
+        "def get_inputs():\n    return [torch.randn(rows * cols)]\n\n\ndef get_init_inputs():\n    return []\n")
+    task = load_problem(tmp_path / "flat.py")
+    (x,) = task.make_inputs(0, "small", "standard", torch.float32).args
+    assert tuple(x.shape) == (2048,)  # shrunk, forward's view fails: the problem's own size
+
+
 def test_cuda_in_a_problem_file_means_the_evaluators_device():
     task = load_problem(HERE / "problems" / "4_scaled_add_cuda.py")
     (x,) = task.make_inputs(0, "small", "standard", torch.float32).args
