@@ -23,7 +23,7 @@ import torch
 from evaluator import probes as probes_module
 from evaluator import protocol
 from evaluator import (baseline, baseline_server, calibration, compile_scout, event_log, gpu_lock, maintainability,
-                       memcheck, memory_gate, profiler, roofline, wire)
+                       interpreter_probe, memcheck, memory_gate, profiler, roofline, wire)
 from evaluator.case_feed import CaseFeed
 from evaluator.case_shares import EarliestFailure, Share, failure_stage, merged, split_by_dtype
 from evaluator.cases import Case, plan, timing_cases
@@ -159,6 +159,8 @@ class Evaluator:
                                  triton_stubs=self.cache_dir / "triton-stubs" if self.on_gpu else None)
         self.triton_target = compile_scout.gpu_target(self.device)  # what compile scouts compile for
         self.sanitizer = memcheck.sanitizer_path() if self.on_gpu and self.config.memcheck else None
+        # dtype name -> why this Triton's interpreter cannot judge it (CPU only; interpreter_probe.py)
+        self.unjudgeable = {} if self.on_gpu else interpreter_probe.unreliable(self.cache_dir)
         self.baselines = baseline.BaselineCache(self.cache_dir / "baselines.json")
         self.baseline_server = baseline_server.BaselineServer(self.server, str(self.device), self.lock_dir)
         self.redactor = Redactor(secret_values(dict(os.environ)))
@@ -287,7 +289,7 @@ class Evaluator:
             raise Verdicts(report.verdict, report.reason)
         job = self._job(task, report.entry)
         result.stage = Stage.IMPORT
-        feed = CaseFeed(self.references, task, plan(task, self.on_gpu))
+        feed = CaseFeed(self.references, task, self._plan(task, result))
         shared = sandbox_folder(Path(tempfile.mkdtemp(prefix="al-eval-", dir=scratch_root())))
         reach = Reach(writable=(shared,), readable=tuple(p for p in (self.work_dir, self.lock_dir) if p),
                       gpu=self.on_gpu, triton_cache=sandbox_folder(shared / "triton"))
@@ -334,6 +336,17 @@ class Evaluator:
             with self._phase(result, "profile"), gpu_lock.exclusive(self.lock_dir, "profile"):
                 first = self.references.get(task, timing_cases(task)[0])
                 result.profile = profiler.profile(source, report.entry, first.inputs_file, str(self.device))
+
+    def _plan(self, task: Task, result: EvalResult) -> list[Case]:
+        """The task's cases, less those of dtypes this interpreter cannot judge (said in the result);
+        all of them where that would leave none."""
+        cases = plan(task, self.on_gpu)
+        skipped = sorted({dtype_name(c.dtype) for c in cases} & self.unjudgeable.keys())
+        kept = [c for c in cases if dtype_name(c.dtype) not in skipped]
+        if not skipped or not kept:
+            return cases
+        result.unchecked = "; ".join(self.unjudgeable[name] for name in skipped)
+        return kept
 
     def _start_memcheck(self, job: dict, reach: Reach, source: str, task: Task,
                         feed: CaseFeed) -> memcheck.MemcheckRun | None:
@@ -806,6 +819,8 @@ class Evaluator:
             text += f"; {result.performance.speedup:.2f}x eager PyTorch"
         elif result.performance and result.performance.baseline_error:
             text += f"; no speedup: the eager PyTorch baseline failed ({result.performance.baseline_error[:200]})"
+        if result.unchecked:
+            text += f"; not checked: {result.unchecked}"
         return text
 
     def _redacted(self, result: EvalResult) -> EvalResult:

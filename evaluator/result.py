@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
-SCHEMA_VERSION = 2  # 2: MEMORY_FAIL, the memcheck stage and `memory_check`
+SCHEMA_VERSION = 3  # 2: MEMORY_FAIL, the memcheck stage and `memory_check`; 3: `unchecked`
 
 
 class Verdict(str, Enum):
@@ -169,6 +169,8 @@ class EvalResult:
     # "interpreter" (every access of every launch checked, on the CPU), "off" (--no-memcheck), or
     # "unavailable: <why>". None where the candidate failed before any kernel ran.
     memory_check: str | None = None
+    # What was not checked and why (cases of a dtype this Triton's CPU interpreter computes wrongly).
+    unchecked: str | None = None
     schema_version: int = SCHEMA_VERSION
 
     @property

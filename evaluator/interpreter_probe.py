@@ -1,0 +1,98 @@
+"""Which dtypes this machine's Triton interpreter computes correctly, found once per set of versions.
+
+Triton's CPU interpreter has computed some dtypes wrongly (3.9 gets bfloat16 arithmetic wrong:
+`x * 0.5`, `x + x`, `-x`, `tl.maximum`, `tl.where`). A correct kernel would then be INCORRECT on
+those cases, and a wrong one could pass; neither verdict would mean anything. So before the first
+CPU evaluation, small kernels of each operation run under the interpreter on every float dtype and
+are compared with PyTorch; the dtypes that fail are not run, and each result says which were not
+checked and why. The probe runs in a child process (the interpreter is switched on by its
+environment); its answer is kept in the evaluator's cache folder under the versions it depends on.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+DTYPES = ("float16", "bfloat16", "float32")
+OPERATIONS = ("x * 0.5", "x + x", "-x", "tl.maximum(x, 0.0)", "tl.where(x > 0, x, 0.0)", "tl.dot")
+PROBE_SECONDS = 300
+
+
+def unreliable(cache_dir: Path | None) -> dict[str, str]:
+    """dtype name -> why the interpreter cannot judge it (empty where it computes every dtype right)."""
+    cached = _cache_file(cache_dir)
+    if cached is not None and cached.is_file():
+        try:
+            return dict(json.loads(cached.read_text()))
+        except (ValueError, TypeError):
+            pass
+    found = _run_probe()
+    if cached is not None:
+        try:
+            cached.parent.mkdir(parents=True, exist_ok=True)
+            temporary = cached.with_suffix(f".{os.getpid()}.tmp")
+            temporary.write_text(json.dumps(found))
+            temporary.replace(cached)
+        except OSError:  # a read-only cache: probed again next time
+            pass
+    return found
+
+
+def _versions() -> str:
+    from importlib.metadata import version
+
+    return "-".join(f"{name}{version(name)}" for name in ("triton", "torch", "numpy"))
+
+
+def _cache_file(cache_dir: Path | None) -> Path | None:
+    return None if cache_dir is None else Path(cache_dir) / "interpreter" / f"probe-{_versions()}.json"
+
+
+def _run_probe() -> dict[str, str]:
+    env = dict(os.environ, TRITON_INTERPRET="1")
+    done = subprocess.run([sys.executable, "-m", "evaluator.interpreter_probe"], capture_output=True, text=True,
+                          env=env, timeout=PROBE_SECONDS, cwd=Path(__file__).resolve().parent.parent)
+    if done.returncode != 0:
+        raise RuntimeError(f"the interpreter probe failed: {done.stderr.strip()[-800:]}")
+    return dict(json.loads(done.stdout.strip().splitlines()[-1]))
+
+
+def main() -> None:
+    """In the child, with TRITON_INTERPRET=1: prints {dtype: why} for the dtypes computed wrongly."""
+    import torch
+    import triton
+
+    wrong = {}
+    for name in DTYPES:
+        failures = [op for op in OPERATIONS if not _computes(op, getattr(torch, name))]
+        if failures:
+            wrong[name] = (f"this Triton's CPU interpreter ({triton.__version__}) computes {name} wrongly "
+                           f"({', '.join(failures)}), so its {name} cases cannot be judged on the CPU")
+    print(json.dumps(wrong))
+
+
+def _computes(operation: str, dtype) -> bool:
+    import torch
+
+    from evaluator import interpreter_kernels as kernels
+
+    gen = torch.Generator().manual_seed(0)
+    if operation == "tl.dot":
+        a, b = (torch.randn(16, 16, generator=gen).to(dtype) for _ in range(2))
+        out = torch.empty(16, 16, dtype=torch.float32)
+        kernels.dot[(1,)](a, b, out, N=16)
+        expected = a.float() @ b.float()
+        return bool(torch.allclose(out, expected, rtol=2e-2, atol=2e-2))
+    x = torch.randn(64, generator=gen).to(dtype)
+    y = torch.empty_like(x)
+    kernels.elementwise[(1,)](x, y, 64, OP=OPERATIONS.index(operation), BLOCK=64)
+    expected = [x * 0.5, x + x, -x, torch.clamp_min(x, 0), torch.where(x > 0, x, torch.zeros_like(x))]
+    return bool(torch.equal(y, expected[OPERATIONS.index(operation)]))
+
+
+if __name__ == "__main__":
+    main()

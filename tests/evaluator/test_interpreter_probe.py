@@ -1,0 +1,47 @@
+"""Which dtypes this Triton's interpreter computes correctly, and what a CPU result says about the
+ones it does not (interpreter_probe.py)."""
+
+import os
+
+import pytest
+import torch
+
+from evaluator import interpreter_kernels, interpreter_probe
+from evaluator.loader import find_task
+
+pytestmark = pytest.mark.skipif(os.environ.get("TRITON_INTERPRET") != "1", reason="the CPU interpreter's probe")
+
+
+def _relu_right(dtype) -> bool:
+    x = torch.linspace(-3, 3, 64).to(dtype)
+    y = torch.empty_like(x)
+    interpreter_kernels.elementwise[(1,)](x, y, 64, OP=3, BLOCK=64)
+    return torch.equal(y, torch.clamp_min(x, 0))
+
+
+def test_the_probe_says_what_a_kernel_run_here_shows_and_keeps_its_answer(tmp_path):
+    found = interpreter_probe.unreliable(tmp_path)
+    for name in interpreter_probe.DTYPES:
+        assert (name in found) == (not _relu_right(getattr(torch, name))), (name, found)
+    assert "float32" not in found
+    kept = list((tmp_path / "interpreter").glob("probe-triton*.json"))
+    assert len(kept) == 1
+    kept[0].write_text('{"float16": "said by the kept answer"}')
+    assert interpreter_probe.unreliable(tmp_path) == {"float16": "said by the kept answer"}
+
+
+def test_a_dtype_the_interpreter_gets_wrong_is_not_judged_and_the_result_says_so(cpu_evaluator, suite):
+    relu = ("import torch\nimport triton\nimport triton.language as tl\n\n\n@triton.jit\n"
+            "def k(x_ptr, y_ptr, n, BLOCK: tl.constexpr):\n    o = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n"
+            "    m = o < n\n    x = tl.load(x_ptr + o, mask=m)\n    tl.store(y_ptr + o, tl.maximum(x, 0.0), mask=m)\n\n\n"
+            "def relu(input, inplace=False):\n    x = input.contiguous()\n    y = input if inplace else torch.empty_like(x)\n"
+            "    k[(triton.cdiv(x.numel(), 1024),)](x, y, x.numel(), BLOCK=1024)\n    return y\n")
+    task = find_task("Activation/relu", suite)
+    result = cpu_evaluator.evaluate(task, relu)
+    assert result.correct, result.reason
+    judged = {case.dtype for case in result.cases}
+    if "bfloat16" in cpu_evaluator.unjudgeable:  # Triton 3.9's interpreter
+        assert "bfloat16" not in judged and "float32" in judged
+        assert "bfloat16" in result.unchecked and "not checked: " in result.reason
+    else:
+        assert "bfloat16" in judged and result.unchecked is None
