@@ -49,27 +49,27 @@ def fail(message: str, code: int = 2) -> None:
     raise typer.Exit(code)
 
 
-KERNELBENCH_DIRS: list[Path] = []
 KernelBenchOption = typer.Option(None, "--kernelbench", help="Also load KernelBench problems (Model, get_inputs, "
                                  "get_init_inputs) from this folder, as tasks KernelBench/<file>.")
 
 
-def _suite():
+def _suite(kernelbench: Path | None = None):
+    """The task suite, with the KernelBench problems of `kernelbench` where given."""
     from evaluator.interop import load_folder
     from evaluator.loader import TaskLoadError, load_suite
     try:
         suite = load_suite()
-        for directory in KERNELBENCH_DIRS:
-            suite.update(load_folder(directory))
+        if kernelbench is not None:
+            suite.update(load_folder(kernelbench))
         return suite
     except (TaskLoadError, ValueError) as exc:
         fail(str(exc))
 
 
-def _find(name: str):
+def _find(name: str, kernelbench: Path | None = None):
     from evaluator.loader import TaskLoadError, find_task
     try:
-        return find_task(name, _suite())
+        return find_task(name, _suite(kernelbench))
     except TaskLoadError as exc:
         fail(str(exc))
 
@@ -106,12 +106,12 @@ def _workers(requested: int, on_gpu: bool) -> int:
     return max(1, min(8, (os.cpu_count() or 2) // 2)) if on_gpu else max(1, (os.cpu_count() or 2) // 2)
 
 
-def suite_submissions(directory: Path) -> list[Submission]:
+def suite_submissions(directory: Path, kernelbench: Path | None = None) -> list[Submission]:
     """Candidates in DIR named after their task: DIR/<name>.py or DIR/<Category>/<name>.py."""
     from evaluator.loader import TaskLoadError, find_task
     if not directory.is_dir():
         fail(f"{directory}: not a directory")
-    suite = _suite()
+    suite = _suite(kernelbench)
     submissions = []
     for path in sorted(directory.rglob("*.py")):
         relative = path.relative_to(directory).with_suffix("")
@@ -158,8 +158,6 @@ def eval_command(
 
     Exit status: 0 when every candidate is CORRECT, 1 when some is not, 2 on bad input.
     """
-    if kernelbench is not None:
-        KERNELBENCH_DIRS.append(kernelbench)
     if references:
         if task or file or suite:
             fail("--references scores the shipped solutions; give no TASK, FILE or --suite with it")
@@ -167,11 +165,11 @@ def eval_command(
     elif suite is not None:
         if task or file:
             fail("give either TASK FILE or --suite DIR, not both")
-        submissions = suite_submissions(suite)
+        submissions = suite_submissions(suite, kernelbench)
     else:
         if not task or not file:
             fail("give TASK and FILE (e.g. agentloop eval softmax my_softmax.py), or --suite DIR")
-        submissions = [Submission(_find(task), read_source(file), file)]
+        submissions = [Submission(_find(task, kernelbench), read_source(file), file)]
     with _evaluator(device, not no_timing, compile_baseline, profile, not no_memcheck) as evaluator:
         results = score(evaluator, submissions, _workers(workers, evaluator.on_gpu), console)
     if as_json:
@@ -486,9 +484,7 @@ def _run_experiment_file(path: Path, overrides: list[str]) -> tuple[str, Path]:
 def tasks_list(as_json: bool = typer.Option(False, "--json", help="Print the tasks as JSON."),
                kernelbench: Optional[Path] = KernelBenchOption) -> None:
     """Tasks with counts per category and difficulty."""
-    if kernelbench is not None:
-        KERNELBENCH_DIRS.append(kernelbench)
-    suite = _suite()
+    suite = _suite(kernelbench)
     if as_json:
         out.print_json(json.dumps([{"id": t.id, "difficulty": t.difficulty, "contract": t.contract.kind,
                                     "dtypes": [str(d).removeprefix("torch.") for d in t.dtypes]}
@@ -511,9 +507,7 @@ def tasks_show(name: str = typer.Argument(..., help="Task id or name."),
                kernelbench: Optional[Path] = KernelBenchOption) -> None:
     """Description, signature, sizes, contract and cost model of one task."""
     from evaluator.task import Inputs
-    if kernelbench is not None:
-        KERNELBENCH_DIRS.append(kernelbench)
-    task = _find(name)
+    task = _find(name, kernelbench)
     out.print(f"[bold]{task.id}[/bold]  difficulty {task.difficulty}  contract {task.contract.kind}")
     out.print(f"signature: {task.signature}   (entry `{task.entry}`)")
     out.print(task.description)
