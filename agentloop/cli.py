@@ -41,7 +41,7 @@ console = for_stream(stderr=True)
 out = for_stream(stderr=False)
 
 DeviceOption = typer.Option("auto", "--device", help="auto (GPU when present), cpu, or cuda[:N].")
-WorkersOption = typer.Option(0, "--workers", help="Candidates evaluated at once (0: one per 2 CPU cores, max 8).")
+WorkersOption = typer.Option(0, "--workers", help="Candidates evaluated at once on each device (0: one per CPU core on the CPU; on GPUs, one per 2 cores shared among them, at most 8 each).")
 
 
 def fail(message: str, code: int = 2) -> None:
@@ -90,20 +90,16 @@ def read_source(path: Path) -> str:
     return ""
 
 
-def _evaluator(device: str, timing: bool = True, compile_baseline: bool = False, profile: bool = False,
-               memcheck: bool = True):
-    from evaluator.evaluate import Evaluator, EvaluatorConfig
+def _evaluations(device: str, workers: int, timing: bool = True, compile_baseline: bool = False,
+                 profile: bool = False, memcheck: bool = True):
+    """An evaluator per device `device` names (`auto`: every visible GPU, else the CPU), `workers`
+    evaluations at once on each (0: as many as the machine suits), as `run` has."""
+    from agentloop.evaluation import EvaluationQueue
     try:
-        return Evaluator(EvaluatorConfig(device=device, timing=timing, compile_baseline=compile_baseline,
-                                         profile=profile, memcheck=memcheck))
-    except ValueError as exc:
+        return EvaluationQueue(device, workers, timing=timing, compile_baseline=compile_baseline, profile=profile,
+                               memcheck=memcheck)
+    except (ValueError, RuntimeError) as exc:
         fail(str(exc))
-
-
-def _workers(requested: int, on_gpu: bool) -> int:
-    if requested > 0:
-        return requested
-    return max(1, min(8, (os.cpu_count() or 2) // 2)) if on_gpu else max(1, (os.cpu_count() or 2) // 2)
 
 
 def suite_submissions(directory: Path, kernelbench: Path | None = None) -> list[Submission]:
@@ -170,8 +166,11 @@ def eval_command(
         if not task or not file:
             fail("give TASK and FILE (e.g. agentloop eval softmax my_softmax.py), or --suite DIR")
         submissions = [Submission(_find(task, kernelbench), read_source(file), file)]
-    with _evaluator(device, not no_timing, compile_baseline, profile, not no_memcheck) as evaluator:
-        results = score(evaluator, submissions, _workers(workers, evaluator.on_gpu), console)
+    evaluations = _evaluations(device, workers, not no_timing, compile_baseline, profile, not no_memcheck)
+    try:
+        results = score(evaluations, submissions, console)
+    finally:
+        evaluations.close()
     if as_json:
         payload = [r.to_dict() for r in results]
         out.print_json(json.dumps(payload[0] if suite is None and not references else payload))

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor, as_completed
+import asyncio
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -15,7 +15,7 @@ from rich.text import Text
 from traces.untrusted_text import plain
 
 if TYPE_CHECKING:  # the command line imports this module for --help, which must not wait for torch
-    from evaluator.evaluate import Evaluator
+    from agentloop.evaluation import Evaluates
     from evaluator.result import EvalResult
     from evaluator.task import Task
 
@@ -27,18 +27,22 @@ class Submission:
     origin: Path
 
 
-def score(evaluator: Evaluator, submissions: list[Submission], workers: int, console: Console) -> list[EvalResult]:
-    results: dict[int, EvalResult] = {}
+def score(evaluations: Evaluates, submissions: list[Submission], console: Console) -> list[EvalResult]:
+    """Every submission through `evaluations` (every visible GPU, each with its own workers), in order."""
+    return asyncio.run(_score(evaluations, submissions, console))
+
+
+async def _score(evaluations: Evaluates, submissions: list[Submission], console: Console) -> list[EvalResult]:
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
     with Progress(*columns, console=console, transient=not console.is_terminal) as progress:
         bar = progress.add_task("scoring", total=len(submissions))
-        with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
-            futures = {pool.submit(evaluator.evaluate, s.task, s.source): i for i, s in enumerate(submissions)}
-            for future in as_completed(futures):
-                result = future.result()
-                results[futures[future]] = result
-                progress.update(bar, advance=1, description=f"{result.task_id}: {result.verdict.value}")
-    return [results[i] for i in range(len(submissions))]
+
+        async def one(submission: Submission) -> EvalResult:
+            result = await evaluations.evaluate(submission.task, submission.source)
+            progress.update(bar, advance=1, description=f"{result.task_id}: {result.verdict.value}")
+            return result
+
+        return list(await asyncio.gather(*(one(s) for s in submissions)))
 
 
 REASON_CHARS = 160  # on a terminal; the whole reason otherwise
