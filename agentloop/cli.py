@@ -545,7 +545,7 @@ def calibrate_command(
     import torch
 
     from evaluator import calibration, gpu_lock
-    from evaluator.evaluate import default_cache_dir, resolve_device
+    from evaluator.settings import default_cache_dir, resolve_device
     if not torch.cuda.is_available():
         fail("calibrate needs a CUDA GPU; on the CPU there is nothing to measure (timing fields stay absent)")
     try:

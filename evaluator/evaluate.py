@@ -14,7 +14,6 @@ import tempfile
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -34,12 +33,12 @@ from evaluator.guards import COPY_OPS
 from evaluator.integrity import ProjectIntegrity
 from evaluator.interop import strip_kernelbenchx_harness
 from evaluator.kept_outputs import KeptOutputs
-from evaluator.loader import TaskLoadError, tasks_root
 from evaluator.references import GPU_JUDGING_BYTES, HOST, CaseData, ReferenceStore
 from evaluator.redaction import Redactor
 from evaluator.result import CaseResult, EvalResult, KernelInfo, Performance, Stage, TimingStats, Verdict
 from evaluator.sandbox import (ChildGone, ForkServer, Limits, Reach, Sandbox, sandbox_folder, scratch_root,
                                secret_values)
+from evaluator.settings import EvaluatorConfig, default_watched, resolve_device
 from evaluator.static_checks import check_source
 from evaluator.task import Task, on_device
 from evaluator.timing import stats
@@ -52,65 +51,6 @@ FEED_POLL_SECONDS = 0.02  # how often, while cases are still being built, the ev
 SHARE_POLL_SECONDS = 0.1  # how often, once all are sent, a share looks whether another share failed earlier
 # Host bytes that copies of timing cases' outputs (what timed calls are held to) may take at once.
 KEPT_OUTPUT_BYTES = 8 << 30
-
-
-def default_cache_dir() -> Path:
-    if os.environ.get("AGENTLOOP_CACHE_DIR"):
-        return Path(os.environ["AGENTLOOP_CACHE_DIR"])
-    return Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "agentloop"
-
-
-def resolve_device(name: str) -> torch.device:
-    if name == "auto":
-        return torch.device("cuda:0") if torch.cuda.is_available() else torch.device("cpu")
-    try:
-        device = torch.device(name)
-    except RuntimeError:
-        raise ValueError(f"unsupported device {name!r}; use auto, cpu or cuda[:N]") from None
-    if device.type == "cuda" and not torch.cuda.is_available():
-        raise ValueError("--device cuda was asked for, but no CUDA GPU is visible")
-    if device.type == "cuda" and device.index is None:
-        device = torch.device("cuda:0")
-    if device.type not in ("cpu", "cuda"):
-        raise ValueError(f"unsupported device {name!r}; use auto, cpu or cuda[:N]")
-    return device
-
-
-@dataclass
-class EvaluatorConfig:
-    device: str = "auto"
-    timing: bool = True
-    compile_baseline: bool = False
-    profile: bool = False
-    cache_dir: Path = field(default_factory=default_cache_dir)
-    limits: Limits | None = None
-    timing_policy: dict[str, Any] = field(default_factory=dict)
-    gpu_memory_fraction: float = 0.6
-    # Processes per candidate for its correctness cases, split by dtype (case_shares.py). 0: on a GPU,
-    # three while the evaluator has cores to spare (see Evaluator.candidate_processes), else one; one on
-    # the CPU, where the interpreter compiles nothing.
-    candidate_processes: int = 0
-    # A compile scout runs beside the candidate's process and compiles its kernels ahead, many at
-    # once (compile_scout.py). None: on an NVIDIA GPU only (the CPU interpreter compiles nothing).
-    compile_scout: bool | None = None
-    # Out-of-bounds accesses: Compute Sanitizer on a GPU (memcheck.py), the interpreter's own on the CPU.
-    memcheck: bool = True
-    # Tests switch the static checks off to prove each runtime guard holds on its own.
-    static_checks: bool = True
-    # Snapshot the project's files and compare after every evaluation (see integrity.py).
-    watch_project: bool = True
-    watched: list[Path] | None = None
-
-
-def default_watched() -> list[Path]:
-    """The evaluator, the loop, the trace code, the prompts and the task suite with its references."""
-    root = Path(__file__).resolve().parent
-    watched = [root, root.parent / "agentloop", root.parent / "traces", root.parent / "prompts"]
-    try:
-        suite = tasks_root().resolve()
-    except TaskLoadError:
-        return watched
-    return watched + ([] if suite.is_relative_to(root) else [suite])
 
 
 class ProjectTampered(RuntimeError):

@@ -67,7 +67,7 @@ def test_a_change_to_the_project_while_candidates_run_stops_evaluation(tmp_path,
 
 
 def test_the_task_suite_and_its_references_are_watched():
-    from evaluator.evaluate import default_watched
+    from evaluator.settings import default_watched
     from evaluator.loader import tasks_root
 
     watched = [p.resolve() for p in default_watched()]

@@ -1,0 +1,73 @@
+"""How an Evaluator is set up: its configuration, the device it scores on, its cache folder, and
+the project files it watches for tampering."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from evaluator.loader import TaskLoadError, tasks_root
+from evaluator.sandbox import Limits
+
+
+def default_cache_dir() -> Path:
+    if os.environ.get("AGENTLOOP_CACHE_DIR"):
+        return Path(os.environ["AGENTLOOP_CACHE_DIR"])
+    return Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "agentloop"
+
+
+def resolve_device(name: str) -> torch.device:
+    if name == "auto":
+        return torch.device("cuda:0") if torch.cuda.is_available() else torch.device("cpu")
+    try:
+        device = torch.device(name)
+    except RuntimeError:
+        raise ValueError(f"unsupported device {name!r}; use auto, cpu or cuda[:N]") from None
+    if device.type == "cuda" and not torch.cuda.is_available():
+        raise ValueError("--device cuda was asked for, but no CUDA GPU is visible")
+    if device.type == "cuda" and device.index is None:
+        device = torch.device("cuda:0")
+    if device.type not in ("cpu", "cuda"):
+        raise ValueError(f"unsupported device {name!r}; use auto, cpu or cuda[:N]")
+    return device
+
+
+@dataclass
+class EvaluatorConfig:
+    device: str = "auto"
+    timing: bool = True
+    compile_baseline: bool = False
+    profile: bool = False
+    cache_dir: Path = field(default_factory=default_cache_dir)
+    limits: Limits | None = None
+    timing_policy: dict[str, Any] = field(default_factory=dict)
+    gpu_memory_fraction: float = 0.6
+    # Processes per candidate for its correctness cases, split by dtype (case_shares.py). 0: on a GPU,
+    # three while the evaluator has cores to spare (see Evaluator.candidate_processes), else one; one on
+    # the CPU, where the interpreter compiles nothing.
+    candidate_processes: int = 0
+    # A compile scout runs beside the candidate's process and compiles its kernels ahead, many at
+    # once (compile_scout.py). None: on an NVIDIA GPU only (the CPU interpreter compiles nothing).
+    compile_scout: bool | None = None
+    # Out-of-bounds accesses: Compute Sanitizer on a GPU (memcheck.py), the interpreter's own on the CPU.
+    memcheck: bool = True
+    # Tests switch the static checks off to prove each runtime guard holds on its own.
+    static_checks: bool = True
+    # Snapshot the project's files and compare after every evaluation (see integrity.py).
+    watch_project: bool = True
+    watched: list[Path] | None = None
+
+
+def default_watched() -> list[Path]:
+    """The evaluator, the loop, the trace code, the prompts and the task suite with its references."""
+    root = Path(__file__).resolve().parent
+    watched = [root, root.parent / "agentloop", root.parent / "traces", root.parent / "prompts"]
+    try:
+        suite = tasks_root().resolve()
+    except TaskLoadError:
+        return watched
+    return watched + ([] if suite.is_relative_to(root) else [suite])
