@@ -40,7 +40,7 @@ class Share:
     pending: dict[int, Future] = field(default_factory=dict)  # judgements under way beside the share's loop
     passed_outputs: dict[int, Any] = field(default_factory=dict)  # kept copies of timing cases' first runs
     earlier_calls: EarlierCalls = field(default_factory=EarlierCalls)  # random ops: every call against all before
-    failure: BaseException | None = None                # the verdict (Verdicts) this share reached
+    failure: BaseException | None = None                # the verdict (StageFailed) this share reached
     failed_at: int = -1                                  # plan index of the failing case; -1 before any
     kernels: list[KernelInfo] = field(default_factory=list)
     import_seconds: float | None = None

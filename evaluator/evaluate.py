@@ -17,8 +17,6 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Iterator
 
-import torch
-
 from evaluator import probes as probes_module
 from evaluator import protocol
 from evaluator import (baseline, baseline_server, calibration, compile_scout, event_log, gpu_lock, maintainability,
@@ -27,20 +25,21 @@ from evaluator.case_feed import CaseFeed
 from evaluator.case_shares import EarliestFailure, Share, failure_stage, merged, split_by_dtype
 from evaluator.cases import Case, plan, timing_cases
 from evaluator.compile_board import CompileBoard
-from evaluator.contracts import Statistical, dtype_name, flatten, identical, structure_problem
+from evaluator.contracts import Statistical, dtype_name, identical, structure_problem
 from evaluator.environment import device_key, environment
 from evaluator.guards import COPY_OPS
 from evaluator.integrity import ProjectIntegrity
 from evaluator.interop import strip_kernelbenchx_harness
-from evaluator.kept_outputs import KeptOutputs
-from evaluator.references import GPU_JUDGING_BYTES, HOST, CaseData, ReferenceStore
+from evaluator.judging import Judge
+from evaluator.references import CaseData, ReferenceStore
 from evaluator.redaction import Redactor
 from evaluator.result import CaseResult, EvalResult, KernelInfo, Performance, Stage, TimingStats, Verdict
 from evaluator.sandbox import (ChildGone, ForkServer, Limits, Reach, Sandbox, sandbox_folder, scratch_root,
                                secret_values)
 from evaluator.settings import EvaluatorConfig, default_watched, resolve_device
+from evaluator.stage_failed import StageFailed, describe_case
 from evaluator.static_checks import check_source
-from evaluator.task import Task, on_device
+from evaluator.task import Task
 from evaluator.timing import stats
 
 log = logging.getLogger(__name__)
@@ -49,8 +48,6 @@ MAX_REASON_CHARS = 2000
 MAX_SOURCE_CHARS = 1 << 20
 FEED_POLL_SECONDS = 0.02  # how often, while cases are still being built, the evaluator sends new ones
 SHARE_POLL_SECONDS = 0.1  # how often, once all are sent, a share looks whether another share failed earlier
-# Host bytes that copies of timing cases' outputs (what timed calls are held to) may take at once.
-KEPT_OUTPUT_BYTES = 8 << 30
 
 
 class ProjectTampered(RuntimeError):
@@ -59,20 +56,6 @@ class ProjectTampered(RuntimeError):
     def __init__(self, files: list[str]):
         super().__init__("the project's own files changed while candidates ran: " + ", ".join(files[:10]))
         self.files = files
-
-
-class Verdicts(Exception):
-    """Control flow: evaluation ends with this verdict and reason."""
-
-    def __init__(self, verdict: Verdict, reason: str, traceback: str | None = None, case: int | None = None):
-        super().__init__(reason)
-        self.verdict, self.reason, self.traceback = verdict, reason, traceback
-        self.case = case  # plan index of the case it is about; -1 for the import
-
-
-def describe_case(case: Case) -> str:
-    mode = ", outlier mode (0.1% of elements x50)" if case.mode == "outlier" else ""
-    return f"{case.size} {dtype_name(case.dtype)} inputs (seed {case.seed}{mode})"
 
 
 class Evaluator:
@@ -100,7 +83,8 @@ class Evaluator:
         self.triton_target = compile_scout.gpu_target(self.device)  # what compile scouts compile for
         self.sanitizer = memcheck.sanitizer_path() if self.on_gpu and self.config.memcheck else None
         # dtype name -> why this Triton's interpreter cannot judge it (CPU only; interpreter_probe.py)
-        self.unjudgeable = {} if self.on_gpu else interpreter_probe.unreliable(self.cache_dir)
+        self.unjudgeable = ({} if self.on_gpu or not self.config.skip_unjudgeable
+                            else interpreter_probe.unreliable(self.cache_dir))
         self.baselines = baseline.BaselineCache(self.cache_dir / "baselines.json")
         self.baseline_server = baseline_server.BaselineServer(self.server, str(self.device), self.lock_dir)
         self.redactor = Redactor(secret_values(dict(os.environ)))
@@ -114,10 +98,9 @@ class Evaluator:
         self._in_flight_lock = threading.Lock()
         # Judging a large case on the GPU takes a few of its temporaries at once; four at a time keep
         # the evaluator's own GPU memory small while candidates hold theirs.
-        self._judging = threading.Semaphore(4) if self.on_gpu else contextlib.nullcontext()
         self._judges = ThreadPoolExecutor(thread_name_prefix="judge")  # large cases, beside their shares' loops
         self._probe_builder = ThreadPoolExecutor(max_workers=2, thread_name_prefix="probe")  # while cases run
-        self.kept_outputs = KeptOutputs(KEPT_OUTPUT_BYTES)
+        self.judge = Judge(self.device, self.lock_dir, timing=self.config.timing)
         self.integrity = ProjectIntegrity(self.config.watched or default_watched()) if self.config.watch_project else None
         self.tampered: list[str] = []
         self._isolation_warned = False
@@ -186,7 +169,7 @@ class Evaluator:
             with self.references.using(task):
                 self._evaluate(task, source, result)
             result.stage, result.reason = Stage.DONE, self._correct_reason(result)
-        except Verdicts as v:
+        except StageFailed as v:
             result.verdict, result.reason = v.verdict, v.reason[:MAX_REASON_CHARS]
             result.traceback = v.traceback[-MAX_REASON_CHARS:] if v.traceback else None
         result.phases["total"] = time.perf_counter() - began
@@ -216,7 +199,7 @@ class Evaluator:
 
     def _evaluate(self, task: Task, source: str, result: EvalResult) -> None:
         if len(source) > MAX_SOURCE_CHARS:
-            raise Verdicts(Verdict.STATIC_REJECT, f"the candidate is {len(source) / 2**20:.1f} MiB of source; the "
+            raise StageFailed(Verdict.STATIC_REJECT, f"the candidate is {len(source) / 2**20:.1f} MiB of source; the "
                            f"limit is {MAX_SOURCE_CHARS >> 20} MiB (a kernel file is a few KiB)")
         source = strip_kernelbenchx_harness(source)
         with self._phase(result, "static"):
@@ -226,7 +209,7 @@ class Evaluator:
         result.executed_hash = hashlib.sha256(source.encode()).hexdigest()
         blocking = report.verdict in (Verdict.NO_CODE, Verdict.COMPILE_FAIL) or report.entry is None
         if not report.ok and (self.config.static_checks or blocking):
-            raise Verdicts(report.verdict, report.reason)
+            raise StageFailed(report.verdict, report.reason)
         job = self._job(task, report.entry)
         result.stage = Stage.IMPORT
         feed = CaseFeed(self.references, task, self._plan(task, result))
@@ -248,7 +231,7 @@ class Evaluator:
                 try:
                     with self._phase(result, "correctness"):
                         passed = self._correctness(box, job, reach, source, task, feed, result)
-                except Verdicts as verdict:
+                except StageFailed as verdict:
                     if verdict.verdict is Verdict.MEMORY_FAIL and checker and verdict.case is not None:
                         self._locate_fault(checker, verdict, feed, result)
                     raise
@@ -263,7 +246,7 @@ class Evaluator:
                     result.stage = Stage.MEMCHECK
                     self._memcheck(checker, result)
         except ChildGone as gone:
-            raise Verdicts(Verdict(gone.verdict), gone.reason, gone.output_tail or None) from None
+            raise StageFailed(Verdict(gone.verdict), gone.reason, gone.output_tail or None) from None
         finally:
             if early is not None:
                 early.cancel()
@@ -312,9 +295,9 @@ class Evaluator:
         result.memory_check = "memcheck" if outcome.ran else "unavailable: " + outcome.reason
         if outcome.verdict is not None:
             result.performance = None
-            raise Verdicts(Verdict(outcome.verdict), outcome.reason, outcome.report or None)
+            raise StageFailed(Verdict(outcome.verdict), outcome.reason, outcome.report or None)
 
-    def _locate_fault(self, checker: memcheck.MemcheckRun, verdict: Verdicts, feed: CaseFeed,
+    def _locate_fault(self, checker: memcheck.MemcheckRun, verdict: StageFailed, feed: CaseFeed,
                       result: EvalResult) -> None:
         """A CUDA fault (an illegal address) in a case: under Compute Sanitizer, whose report says which
         kernel, line and access (the fault alone says none of it), the small and edge cases sent to it
@@ -376,7 +359,7 @@ class Evaluator:
             if scout is not None:
                 scout.join()
         for share in shares[1:]:
-            if share.failure is not None and not isinstance(share.failure, Verdicts):
+            if share.failure is not None and not isinstance(share.failure, StageFailed):
                 raise share.failure  # the evaluator's own error, not the candidate's
         result.cases, failed = merged(shares)
         result.kernels = _kernels(shares)
@@ -451,26 +434,26 @@ class Evaluator:
                     event_log.case_event(task.id, "cases_done")
                     _harvest(share, task, wait=True)
                     if len(share.judged) < len(share.members):  # the candidate's code shares the worker's socket
-                        raise Verdicts(Verdict.CONTRACT_FAIL, f"the candidate's process reported the cases done "
+                        raise StageFailed(Verdict.CONTRACT_FAIL, f"the candidate's process reported the cases done "
                                        f"before running them all ({len(share.judged)} of {len(share.members)} judged)")
                     share.kernels = list(message.kernels)
                     share.compile_seconds = _seconds(message.compile_seconds)
                     share.scout_wait_seconds = _seconds(message.scout_wait_seconds)
                     return
                 else:
-                    raise Verdicts(Verdict.CONTRACT_FAIL, "the candidate's process sent an unexpected message")
+                    raise StageFailed(Verdict.CONTRACT_FAIL, "the candidate's process sent an unexpected message")
             box.kill()  # an earlier case failed in another process: nothing left here can change the verdict
         except ChildGone as gone:
-            verdict = Verdicts(Verdict(gone.verdict), gone.reason, gone.output_tail or None)
+            verdict = StageFailed(Verdict(gone.verdict), gone.reason, gone.output_tail or None)
             self._fail_share(share, earliest, _earliest(share, task, verdict), imported)
-        except Verdicts as verdict:
+        except StageFailed as verdict:
             self._fail_share(share, earliest, _earliest(share, task, verdict), imported)
         finally:
             for future in share.pending.values():
                 future.cancel()  # judgements not yet begun of cases after the verdict's
 
     @staticmethod
-    def _fail_share(share: Share, earliest: EarliestFailure, verdict: Verdicts, imported: bool) -> None:
+    def _fail_share(share: Share, earliest: EarliestFailure, verdict: StageFailed, imported: bool) -> None:
         """A verdict about no case in particular (the process died, say) is about the first case
         not yet judged, or the import."""
         pending = share.first_pending()
@@ -493,22 +476,22 @@ class Evaluator:
             event_log.case_event(task.id, "run_in", index, run=run)
             self._check_call_report(message, case)
             runs = share.runs.setdefault(index, [])
-            runs.append(self._load_call(box.scratch / f"case{index}_run{run}.pt", data, task, case))
+            runs.append(self.judge.load_call(box.scratch / f"case{index}_run{run}.pt", data, task, case))
             if len(runs) == 2:
                 runs = share.runs.pop(index)
                 alone = isinstance(task.contract, Statistical) and task.contract.draws_alone
                 repeated = share.earlier_calls.add(runs) if alone else None
                 if repeated:
-                    raise Verdicts(Verdict.INCORRECT, f"on {describe_case(case)}: {repeated}")
-                if self._judged_apart(case, data):
-                    share.pending[index] = self._judges.submit(self._judge_runs, task, case, data, runs)
+                    raise StageFailed(Verdict.INCORRECT, f"on {describe_case(case)}: {repeated}")
+                if self.judge.judged_apart(case, data):
+                    share.pending[index] = self._judges.submit(self.judge.judge_runs, task, case, data, runs)
                 else:
-                    _record(share, task, index, self._judge_runs(task, case, data, runs))
-        except Verdicts as verdict:
+                    _record(share, task, index, self.judge.judge_runs(task, case, data, runs))
+        except StageFailed as verdict:
             verdict.case = index
             raise
 
-    def _child_failed(self, message: protocol.Failed, cases: list[Case], sent: list[int]) -> Verdicts:
+    def _child_failed(self, message: protocol.Failed, cases: list[Case], sent: list[int]) -> StageFailed:
         verdict = message.verdict
         if verdict not in {"COMPILE_FAIL", "RUNTIME_FAIL", "CONTRACT_FAIL", "MEMORY_FAIL"}:
             verdict = "RUNTIME_FAIL"
@@ -518,104 +501,25 @@ class Evaluator:
         elif message.phase == "call":
             case = _member(message.case, sent)
             reason = f"on {describe_case(cases[case])}: {reason}"
-        return Verdicts(Verdict(verdict), reason, message.traceback or None, case)
+        return StageFailed(Verdict(verdict), reason, message.traceback or None, case)
 
     @staticmethod
     def _check_call_report(message: protocol.CallDone, case: Case) -> None:
         where = describe_case(case)
         if message.launches < 1:
-            raise Verdicts(Verdict.CONTRACT_FAIL, f"on {where}: the call returned without launching any Triton "
+            raise StageFailed(Verdict.CONTRACT_FAIL, f"on {where}: the call returned without launching any Triton "
                            "kernel; the result must be computed by a @triton.jit kernel on every call")
         if message.violations:
             ops = ", ".join(message.violations[:8])
-            raise Verdicts(Verdict.CONTRACT_FAIL, f"on {where}: PyTorch operators ran on the host outside Triton "
+            raise StageFailed(Verdict.CONTRACT_FAIL, f"on {where}: PyTorch operators ran on the host outside Triton "
                            f"kernels ({ops}); only allocation and metadata are allowed there")
         if message.new_threads:
-            raise Verdicts(Verdict.CONTRACT_FAIL, f"on {where}: the call left a thread running; work must finish "
+            raise StageFailed(Verdict.CONTRACT_FAIL, f"on {where}: the call left a thread running; work must finish "
                            "before the function returns")
         if message.mutated:
             changed = ", ".join(message.mutated[:4])
-            raise Verdicts(Verdict.CONTRACT_FAIL, f"on {where}: the call modified its input {changed}, which this "
+            raise StageFailed(Verdict.CONTRACT_FAIL, f"on {where}: the call modified its input {changed}, which this "
                            "task's semantics leave unchanged")
-
-    def _load_call(self, path: Path, data: CaseData, task: Task, case: Case) -> Any:
-        expected = sum(t.numel() * t.element_size() for t in flatten(data.expected.lo) if isinstance(t, torch.Tensor))
-        written = path.lstat().st_size if os.path.lexists(path) else 0
-        if written > 2 * expected + (16 << 20):
-            raise Verdicts(Verdict.CONTRACT_FAIL, f"on {describe_case(case)}: the call returned {written / 2**20:.1f} "
-                           f"MiB of output where {expected / 2**20:.2f} MiB was expected; it was not loaded")
-        try:
-            payload = wire.load(path, "cpu")  # judging moves it to the device
-        except wire.WireError as exc:
-            raise Verdicts(Verdict.CONTRACT_FAIL, f"on {describe_case(case)}: {exc}") from None
-        if not isinstance(payload, dict) or "out" not in payload:
-            raise Verdicts(Verdict.CONTRACT_FAIL, "the candidate's process wrote a malformed result")
-        return payload["out"]
-
-    def _judge_runs(self, task: Task, case: Case, data: CaseData,
-                    runs: list[Any]) -> tuple[CaseResult, Verdicts | None, Any]:
-        """`_judge_case`, and for a timing case, a copy of the first run as it passed (or None): the
-        timed calls' results, bit for bit the same, need no second judgement."""
-        kept = None
-        if self.on_gpu and self.config.timing and case in timing_cases(task) and task.contract.judges_runs_apart:
-            kept = self.kept_outputs.copy(runs[0])
-            runs = runs if kept is None else [kept, runs[1]]  # what is judged is what is kept
-        case_result, failure = self._judge_case(task, case, data, runs)
-        return case_result, failure, None if failure else kept
-
-    def _judge_case(self, task: Task, case: Case, data: CaseData,
-                    runs: list[Any]) -> tuple[CaseResult, Verdicts | None]:
-        """The case's result, and the verdict it ends the evaluation with if it failed."""
-        problem = structure_problem(data.expected.lo, runs[0])
-        if not problem and task.contract.judges_runs_apart and identical(runs[0], runs[1]):
-            runs = runs[:1]  # the second run, bit for bit the first, is judged alike (compared on the host)
-        judgement = None if problem else self._judge(task, data, runs)
-        case_result = CaseResult(size=case.size, dtype=dtype_name(case.dtype), mode=case.mode, seed=case.seed,
-                                 passed=judgement.passed if judgement else False,
-                                 reason=problem or judgement.reason)
-        if judgement is not None:
-            case_result.max_abs_err, case_result.max_rel_err = judgement.max_abs_err, judgement.max_rel_err
-            case_result.mismatches, case_result.numel = judgement.mismatches, judgement.numel
-            case_result.first_bad, case_result.metrics = judgement.first_bad, judgement.metrics
-        if case_result.passed:
-            return case_result, None
-        if judgement is not None and judgement.contract_violation:
-            verdict = Verdict.CONTRACT_FAIL
-        else:
-            verdict = Verdict.OUTLIER_FAIL if case.mode == "outlier" else Verdict.INCORRECT
-        return case_result, Verdicts(verdict, f"on {describe_case(case)}: {case_result.reason}")
-
-    def _judged_apart(self, case: Case, data: CaseData) -> bool:
-        """Judged beside the share's loop: on the GPU, a large case's judgement waits for a turn and
-        for timings; meanwhile the share's later cases (Optimizer/AdamW's 24 small ones after its first,
-        for 6 s on an H100) are taken and judged."""
-        return self._judged_on_gpu(data)
-
-    def _judged_on_gpu(self, data: CaseData) -> bool:
-        return self.on_gpu and (data.resident or data.expected_bytes >= GPU_JUDGING_BYTES)
-
-    def _judge(self, task: Task, data: CaseData, runs: list[Any]):
-        """Small cases on the host, where their outputs already are; large ones on the evaluator's
-        device, or on the host when candidates have taken the GPU's memory."""
-        if not self._judged_on_gpu(data):
-            return task.contract.judge(data.expected, runs, data.inputs)
-        # The outputs are copied in under the lock from where they were read: staging them in
-        # page-locked memory first took seconds per large case, and every judgement ran seconds
-        # longer meanwhile (benchmarks/RESULTS.md).
-        event_log.case_event(task.id, "judge_asked")
-        with self._judging, gpu_lock.shared(self.lock_dir, "judging", yielding=True):
-            event_log.case_event(task.id, "judge_got")
-            try:
-                # checks that read the inputs (a quantization gate's float64 product, say) run where
-                # the outputs are
-                inputs = on_device(data.inputs, self.device) if task.contract.reads_inputs else data.inputs
-                return task.contract.judge(data.expected_on(self.device), on_device(runs, self.device), inputs)
-            except torch.OutOfMemoryError:
-                pass
-            finally:
-                memory_gate.trim_cached(self.device)  # the GPU's memory is mostly the candidates'
-            expected = data.expected_on(HOST)
-        return task.contract.judge(expected, runs, data.inputs)
 
     # timing -----------------------------------------------------------------------------------
     def _early_baseline(self, task: Task, feed: CaseFeed) -> baseline.EarlyBaseline:
@@ -674,7 +578,7 @@ class Evaluator:
         for name, value in roofline.figures(cost, peaks, compute_dtype, tf32, candidate.median_ms).items():
             setattr(perf, name, value)
         if roofline.impossible(perf.roofline_fraction):
-            raise Verdicts(Verdict.CONTRACT_FAIL, (
+            raise StageFailed(Verdict.CONTRACT_FAIL, (
                 f"measured {candidate.median_ms:.4f} ms, below the physical floor of {perf.roofline_floor_ms:.4f} ms "
                 f"for {cost.bytes / 1e6:.1f} MB and {cost.flops / 1e9:.2f} GFLOP on this GPU; a result faster than "
                 "the hardware allows is rejected (work escaping the timer, or results computed ahead of time)"))
@@ -690,41 +594,41 @@ class Evaluator:
         message = _parsed(box.recv())
         event_log.case_event(task.id, "timed")
         if isinstance(message, protocol.Failed):
-            raise Verdicts(Verdict(message.verdict) if message.verdict in {"RUNTIME_FAIL", "CONTRACT_FAIL"}
+            raise StageFailed(Verdict(message.verdict) if message.verdict in {"RUNTIME_FAIL", "CONTRACT_FAIL"}
                            else Verdict.RUNTIME_FAIL, "while timing: " + message.reason, message.traceback or None)
         if not isinstance(message, protocol.Timed):
-            raise Verdicts(Verdict.CONTRACT_FAIL, "the candidate's process sent an unexpected message")
+            raise StageFailed(Verdict.CONTRACT_FAIL, "the candidate's process sent an unexpected message")
         self._check_timed_calls(box, task, sets + probes, message, earlier + [None] * len(probes))
         if not message.samples_ms:
-            raise Verdicts(Verdict.RUNTIME_FAIL, "timing produced no samples")
+            raise StageFailed(Verdict.RUNTIME_FAIL, "timing produced no samples")
         timed = stats(list(message.samples_ms))
         if len(message.probe_ms) != len(probes):
-            raise Verdicts(Verdict.CONTRACT_FAIL, "the candidate's process reported no timing for the probe calls")
+            raise StageFailed(Verdict.CONTRACT_FAIL, "the candidate's process reported no timing for the probe calls")
         replayed = probes_module.replay_reason(timed.median_ms, list(message.probe_ms))
         if replayed:
-            raise Verdicts(Verdict.CONTRACT_FAIL, replayed)
+            raise StageFailed(Verdict.CONTRACT_FAIL, replayed)
         return timed, "wall" if message.side_stream else "events", list(message.probe_ms)
 
     def _check_timed_calls(self, box: Sandbox, task: Task, sets: list[CaseData], message: protocol.Timed,
                            earlier: list[Any]) -> None:
         if message.calls_without_launch:
-            raise Verdicts(Verdict.CONTRACT_FAIL, "some timed calls launched no Triton kernel (results cached or "
+            raise StageFailed(Verdict.CONTRACT_FAIL, "some timed calls launched no Triton kernel (results cached or "
                            "replayed across calls are not allowed)")
         if message.violations:
             ops = ", ".join(message.violations[:8])
-            raise Verdicts(Verdict.CONTRACT_FAIL, f"timed calls ran PyTorch operators on the host ({ops})")
+            raise StageFailed(Verdict.CONTRACT_FAIL, f"timed calls ran PyTorch operators on the host ({ops})")
         for k, data in enumerate(sets):
             try:
                 payload = wire.load(box.scratch / f"timed_set{k}.pt", "cpu")
             except wire.WireError as exc:
-                raise Verdicts(Verdict.CONTRACT_FAIL, f"timed call results unreadable: {exc}") from None
+                raise StageFailed(Verdict.CONTRACT_FAIL, f"timed call results unreadable: {exc}") from None
             out = payload.get("out") if isinstance(payload, dict) else None
             if earlier[k] is not None and identical(out, earlier[k]):
                 continue  # bit for bit what passed on these inputs before timing
             problem = structure_problem(data.expected.lo, out)
-            judgement = None if problem else self._judge(task, data, [out])
+            judgement = None if problem else self.judge.judge(task, data, [out])
             if problem or not judgement.passed:
-                raise Verdicts(Verdict.CONTRACT_FAIL, "a timed call returned wrong results although calls of the "
+                raise StageFailed(Verdict.CONTRACT_FAIL, "a timed call returned wrong results although calls of the "
                                "same configuration passed before timing (results cached, replayed or computed ahead?): "
                                + (problem or judgement.reason))
 
@@ -769,7 +673,7 @@ class Evaluator:
         return self.redactor.value(result)
 
 
-def _record(share: Share, task: Task, index: int, outcome: tuple[CaseResult, Verdicts | None, Any]) -> None:
+def _record(share: Share, task: Task, index: int, outcome: tuple[CaseResult, StageFailed | None, Any]) -> None:
     share.judged[index], failure, kept = outcome
     event_log.case_event(task.id, "judged", index)
     if kept is not None:
@@ -790,11 +694,11 @@ def _harvest(share: Share, task: Task, wait: bool, before: float = math.inf) -> 
         _record(share, task, index, share.pending.pop(index).result())
 
 
-def _earliest(share: Share, task: Task, verdict: Verdicts) -> Verdicts:
+def _earliest(share: Share, task: Task, verdict: StageFailed) -> StageFailed:
     """`verdict`, or the failure of a case before it that was judged beside the share's loop."""
     try:
         _harvest(share, task, wait=True, before=math.inf if verdict.case is None else verdict.case)
-    except Verdicts as earlier:
+    except StageFailed as earlier:
         return earlier
     return verdict
 
@@ -823,7 +727,7 @@ def _parsed(message: dict) -> Any:
     try:
         return protocol.parse_event(message)
     except protocol.ProtocolError as exc:
-        raise Verdicts(Verdict.CONTRACT_FAIL, f"the candidate's process sent a malformed message ({exc})") from None
+        raise StageFailed(Verdict.CONTRACT_FAIL, f"the candidate's process sent a malformed message ({exc})") from None
 
 
 def _seconds(value: Any) -> float:
@@ -835,14 +739,14 @@ def _seconds(value: Any) -> float:
 
 def _index(value: Any, bound: int) -> int:
     if not isinstance(value, int) or not 0 <= value < bound:
-        raise Verdicts(Verdict.CONTRACT_FAIL, "the candidate's process sent a malformed message")
+        raise StageFailed(Verdict.CONTRACT_FAIL, "the candidate's process sent a malformed message")
     return value
 
 
 def _member(value: Any, sent: list[int]) -> int:
     """A case index the candidate's process names: one of those sent to it."""
     if not isinstance(value, int) or isinstance(value, bool) or value not in sent:
-        raise Verdicts(Verdict.CONTRACT_FAIL, "the candidate's process sent a malformed message")
+        raise StageFailed(Verdict.CONTRACT_FAIL, "the candidate's process sent a malformed message")
     return value
 
 

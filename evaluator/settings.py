@@ -55,6 +55,9 @@ class EvaluatorConfig:
     compile_scout: bool | None = None
     # Out-of-bounds accesses: Compute Sanitizer on a GPU (memcheck.py), the interpreter's own on the CPU.
     memcheck: bool = True
+    # On the CPU, leave out the cases of dtypes this Triton's interpreter computes wrongly
+    # (interpreter_probe.py); False runs them all (tests of the case plumbing use wrong dtypes freely).
+    skip_unjudgeable: bool = True
     # Tests switch the static checks off to prove each runtime guard holds on its own.
     static_checks: bool = True
     # Snapshot the project's files and compare after every evaluation (see integrity.py).

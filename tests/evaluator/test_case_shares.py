@@ -18,14 +18,15 @@ def split(tmp_path_factory):
     # step limits past pytest's 900 s timeout: a share that were waited for, not stopped, fails the test
     limits = Limits(step_seconds=3600, total_seconds=7200, memory_bytes=6 << 30)
     config = EvaluatorConfig(device="cpu", static_checks=False, candidate_processes=3, limits=limits,
-                             cache_dir=tmp_path_factory.mktemp("cache"))
+                             skip_unjudgeable=False, cache_dir=tmp_path_factory.mktemp("cache"))
     with Evaluator(config) as evaluator:
         yield evaluator
 
 
 @pytest.fixture(scope="module")
 def whole(tmp_path_factory):
-    config = EvaluatorConfig(device="cpu", static_checks=False, cache_dir=tmp_path_factory.mktemp("cache"))
+    config = EvaluatorConfig(device="cpu", static_checks=False, skip_unjudgeable=False,
+                             cache_dir=tmp_path_factory.mktemp("cache"))
     with Evaluator(config) as evaluator:
         yield evaluator
 

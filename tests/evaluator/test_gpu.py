@@ -361,15 +361,15 @@ def test_identical_runs_and_timed_results_are_judged_once(tmp_path, gelu_task, m
     the probe calls."""
     with Evaluator(EvaluatorConfig(device="cuda", cache_dir=tmp_path)) as evaluator:
         runs_judged = []
-        judge = evaluator._judge
-        monkeypatch.setattr(evaluator, "_judge", lambda task, data, runs: runs_judged.append(len(runs)) or
+        judge = evaluator.judge.judge
+        monkeypatch.setattr(evaluator.judge, "judge", lambda task, data, runs: runs_judged.append(len(runs)) or
                             judge(task, data, runs))
         result = evaluator.evaluate(gelu_task, gelu_task.solution_path.read_text())
         assert result.correct and result.performance is not None, result.reason
         # every case once, and the probe calls' outputs (inputs never seen before) once each
         assert runs_judged == [1] * (len(plan(gelu_task, on_gpu=True)) + PROBES)
         gc.collect()
-        assert evaluator.kept_outputs.held == 0, "the kept copies went with their evaluation"
+        assert evaluator.judge.kept_outputs.held == 0, "the kept copies went with their evaluation"
 
 
 def test_large_outputs_reach_the_host_through_page_locked_memory():

@@ -12,7 +12,8 @@ from tests.evaluator.test_case_shares import candidate, summary
 
 @pytest.fixture(scope="module")
 def in_turn(tmp_path_factory):
-    config = EvaluatorConfig(device="cpu", static_checks=False, cache_dir=tmp_path_factory.mktemp("cache"))
+    config = EvaluatorConfig(device="cpu", static_checks=False, skip_unjudgeable=False,
+                             cache_dir=tmp_path_factory.mktemp("cache"))
     with Evaluator(config) as evaluator:
         yield evaluator
 
@@ -21,9 +22,9 @@ def in_turn(tmp_path_factory):
 def apart(tmp_path):
     """Seed-0 cases judged apart, each judgement held back 0.3 s: cases after them, judged in turn,
     finish first."""
-    config = EvaluatorConfig(device="cpu", static_checks=False, cache_dir=tmp_path / "cache")
+    config = EvaluatorConfig(device="cpu", static_checks=False, skip_unjudgeable=False, cache_dir=tmp_path / "cache")
     with Evaluator(config) as evaluator:
-        judge_case = evaluator._judge_case
+        judge_case = evaluator.judge.judge_case
         judged_apart = []
 
         def slow(task, case, data, runs):
@@ -32,8 +33,8 @@ def apart(tmp_path):
                 time.sleep(0.3)
             return judge_case(task, case, data, runs)
 
-        evaluator._judged_apart = lambda case, data: case.seed == 0
-        evaluator._judge_case = slow
+        evaluator.judge.judged_apart = lambda case, data: case.seed == 0
+        evaluator.judge.judge_case = slow
         evaluator.judged_apart = judged_apart
         yield evaluator
 
