@@ -35,6 +35,18 @@ def best_attempt(history: list[Attempt]) -> Attempt | None:
     return max(history, key=score, default=None)
 
 
+@dataclass(frozen=True)
+class Decision:
+    """What DECIDE concluded: stop, and why, or the next mode. Stored in the trace as its `text`."""
+
+    mode: Mode | None = None
+    stop: str | None = None
+
+    @property
+    def text(self) -> str:
+        return f"stop: {self.stop}" if self.stop is not None else self.mode.value
+
+
 @dataclass
 class LoopContext:
     """What every chain of a run shares."""
@@ -101,6 +113,7 @@ class Chain:
         self.history: list[Attempt] = ctx.store.chain(ctx.run_id, task.id, arm.name, sample)
         self.pending: Pending | None = None
         self.next_mode: Mode = Mode.INITIAL
+        self.decision: Decision | None = None  # DECIDE's, once per round
         self.reflection: str | None = None
         self.stop_reason = ""
         self.began = time.monotonic()
@@ -118,11 +131,12 @@ class Chain:
     def _resume_state(self) -> State:
         return self._after(self._decide()) if self.history else State.GENERATE
 
-    def _after(self, decision: str) -> State:
-        if decision.startswith("stop"):
-            self.stop_reason = decision.removeprefix("stop: ")
+    def _after(self, decision: Decision) -> State:
+        self.decision = decision
+        if decision.stop is not None:
+            self.stop_reason = decision.stop
             return State.DONE
-        return State.TUNE if decision == Mode.TUNE.value else State.FEEDBACK
+        return State.TUNE if decision.mode is Mode.TUNE else State.FEEDBACK
 
     # ---- states ------------------------------------------------------------------------------
     async def generate(self) -> State:
@@ -152,13 +166,14 @@ class Chain:
         return State.DECIDE
 
     async def decide(self) -> State:
-        if self.pending is not None:
-            self._record(self.pending)
-            self.pending = None
-        return self._after(self._decide())
+        if self.pending is None:  # after tuning trials
+            return self._after(self._decide())
+        decision = self._record(self.pending)
+        self.pending = None
+        return self._after(decision)
 
     async def feedback(self) -> State:
-        self.next_mode = Mode(self._decide())
+        self.next_mode = self.decision.mode
         self.reflection = None
         if self.method.reflect and self.next_mode in (Mode.REPAIR, Mode.STRATEGY) and "reflection" in self.signals:
             self.reflection = await self._reflect()
@@ -181,34 +196,34 @@ class Chain:
         return State.DECIDE
 
     # ---- DECIDE ------------------------------------------------------------------------------
-    def _decide(self) -> str:
+    def _decide(self) -> Decision:
         """Stop (with the reason) or the next mode, from the chain's history and the budgets."""
         llm = [a for a in self.history if a.trial == 0]
         best, b = best_attempt(self.history), self.budgets
         if b.target_speedup and best and best.correct and (best.speedup or 0) >= b.target_speedup:
-            return f"stop: target speedup {b.target_speedup}x reached"
+            return Decision(stop=f"target speedup {b.target_speedup}x reached")
         if len(llm) >= self.max_rounds:
-            return f"stop: {self.max_rounds} rounds done"
+            return Decision(stop=f"{self.max_rounds} rounds done")
         if b.max_tokens and sum(a.tokens_in + a.tokens_out for a in llm) >= b.max_tokens:
-            return "stop: token cap"
+            return Decision(stop="token cap")
         if b.max_cost_usd and sum(a.cost_usd for a in llm) >= b.max_cost_usd:
-            return "stop: cost cap"
+            return Decision(stop="cost cap")
         if b.max_run_cost_usd and self.ctx.run_cost() >= b.max_run_cost_usd:
-            return "stop: run cost cap"
+            return Decision(stop="run cost cap")
         if b.wall_seconds and self._elapsed() >= b.wall_seconds:
-            return "stop: wall time"
+            return Decision(stop="wall time")
         if self._stagnant(llm, b.stagnation_rounds):
-            return f"stop: no improvement in {b.stagnation_rounds} rounds"
+            return Decision(stop=f"no improvement in {b.stagnation_rounds} rounds")
         last = llm[-1]
         if last.correct:
             if self.tunes and best.trial == 0 and best.result.performance and self._untuned(best):
-                return Mode.TUNE.value
-            return Mode.OPTIMIZE.value
+                return Decision(Mode.TUNE)
+            return Decision(Mode.OPTIMIZE)
         failures = self._failures_in_a_row()
         if self.method.strategy_after and failures >= self.method.strategy_after and (
                 failures % self.method.strategy_after == 0):
-            return Mode.STRATEGY.value
-        return Mode.REPAIR.value
+            return Decision(Mode.STRATEGY)
+        return Decision(Mode.REPAIR)
 
     def _untuned(self, attempt: Attempt) -> bool:
         trials = sum(1 for a in self.history if a.round == attempt.round and a.trial > 0)
@@ -270,7 +285,7 @@ class Chain:
                        sample=self.sample, round=round_, purpose=purpose)
 
     # ---- the trace ----------------------------------------------------------------------------
-    def _record(self, p: Pending) -> None:
+    def _record(self, p: Pending) -> Decision:
         attempt = Attempt(run_id=self.ctx.run_id, task_id=self.task.id, arm=self.arm.name, sample=self.sample,
                           round=p.round, mode=p.mode.value, decision="", parent_id=p.parent.id if p.parent else None,
                           prompt=[{"role": m.role, "content": m.content} for m in p.messages],
@@ -278,10 +293,12 @@ class Chain:
                           model=p.model, tokens_in=p.tokens_in, tokens_out=p.tokens_out, cost_usd=p.cost_usd,
                           latency_s=p.latency_s, cached_response=p.cached, eval_s=p.eval_s,
                           started_at=p.started_at, finished_at=time.time())
-        self.history.append(attempt)
-        attempt.decision = self._decide()
+        self.history.append(attempt)  # what DECIDE weighs, this attempt included
+        decision = self._decide()
         self.history.pop()
+        attempt.decision = decision.text
         self._store(attempt)
+        return decision
 
     def _store(self, attempt: Attempt) -> None:
         self.ctx.store.add_attempt(attempt)

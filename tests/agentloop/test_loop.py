@@ -74,6 +74,19 @@ def test_repair_then_optimize_until_the_target(store, gelu):
     assert len(calls) == 3
 
 
+def test_decide_runs_once_a_round_and_the_next_prompt_follows_what_it_stored(store, gelu, monkeypatch):
+    decided = []
+    original = Chain._decide
+    monkeypatch.setattr(Chain, "_decide", lambda self: decided.append(len(self.history)) or original(self))
+    script = [answer("COMPILE_FAIL"), answer("INCORRECT"), answer("CORRECT", 1.1), answer("CORRECT", 1.2)]
+    chain, _, _ = chain_for(store, gelu, script, MarkerEvaluations(), budgets=Budgets(max_rounds=4))
+    asyncio.run(chain.run())
+    rows = store.chain("run", gelu.id, "a", 0)
+    assert decided == [1, 2, 3, 4]  # once per round, each time with that round's attempt in the history
+    assert [r.decision for r in rows] == ["repair", "repair", "optimize", "stop: 4 rounds done"]
+    assert [r.mode for r in rows[1:]] == [r.decision for r in rows[:-1]]  # each round's mode is the decision before
+
+
 def test_max_rounds_and_stagnation(store, gelu):
     script = [answer("INCORRECT")] * 10
     chain, _, _ = chain_for(store, gelu, script, MarkerEvaluations(), budgets=Budgets(stagnation_rounds=2))
