@@ -199,31 +199,49 @@ class Chain:
     def _decide(self) -> Decision:
         """Stop (with the reason) or the next mode, from the chain's history and the budgets."""
         llm = [a for a in self.history if a.trial == 0]
-        best, b = best_attempt(self.history), self.budgets
-        if b.target_speedup and best and best.correct and (best.speedup or 0) >= b.target_speedup:
-            return Decision(stop=f"target speedup {b.target_speedup}x reached")
+        reason = self._stop_reason(llm)
+        return Decision(stop=reason) if reason else Decision(self._next_mode(llm))
+
+    def _stop_reason(self, llm: list[Attempt]) -> str | None:
+        """Why the chain stops (the target first, stagnation last); None while it goes on."""
+        return (self._target_reached() or self._chain_budget_spent(llm) or self._run_budget_spent()
+                or self._stagnation(llm))
+
+    def _target_reached(self) -> str | None:
+        best, target = best_attempt(self.history), self.budgets.target_speedup
+        if target and best and best.correct and (best.speedup or 0) >= target:
+            return f"target speedup {target}x reached"
+        return None
+
+    def _chain_budget_spent(self, llm: list[Attempt]) -> str | None:
+        b = self.budgets
         if len(llm) >= self.max_rounds:
-            return Decision(stop=f"{self.max_rounds} rounds done")
+            return f"{self.max_rounds} rounds done"
         if b.max_tokens and sum(a.tokens_in + a.tokens_out for a in llm) >= b.max_tokens:
-            return Decision(stop="token cap")
+            return "token cap"
         if b.max_cost_usd and sum(a.cost_usd for a in llm) >= b.max_cost_usd:
-            return Decision(stop="cost cap")
+            return "cost cap"
+        return None
+
+    def _run_budget_spent(self) -> str | None:
+        b = self.budgets
         if b.max_run_cost_usd and self.ctx.run_cost() >= b.max_run_cost_usd:
-            return Decision(stop="run cost cap")
+            return "run cost cap"
         if b.wall_seconds and self._elapsed() >= b.wall_seconds:
-            return Decision(stop="wall time")
-        if self._stagnant(llm, b.stagnation_rounds):
-            return Decision(stop=f"no improvement in {b.stagnation_rounds} rounds")
-        last = llm[-1]
-        if last.correct:
-            if self.tunes and best.trial == 0 and best.result.performance and self._untuned(best):
-                return Decision(Mode.TUNE)
-            return Decision(Mode.OPTIMIZE)
-        failures = self._failures_in_a_row()
-        if self.method.strategy_after and failures >= self.method.strategy_after and (
-                failures % self.method.strategy_after == 0):
-            return Decision(Mode.STRATEGY)
-        return Decision(Mode.REPAIR)
+            return "wall time"
+        return None
+
+    def _stagnation(self, llm: list[Attempt]) -> str | None:
+        k = self.budgets.stagnation_rounds
+        return f"no improvement in {k} rounds" if self._stagnant(llm, k) else None
+
+    def _next_mode(self, llm: list[Attempt]) -> Mode:
+        best = best_attempt(self.history)
+        if llm[-1].correct:
+            untuned = self.tunes and best.trial == 0 and best.result.performance and self._untuned(best)
+            return Mode.TUNE if untuned else Mode.OPTIMIZE
+        failures, every = self._failures_in_a_row(), self.method.strategy_after
+        return Mode.STRATEGY if every and failures >= every and failures % every == 0 else Mode.REPAIR
 
     def _untuned(self, attempt: Attempt) -> bool:
         trials = sum(1 for a in self.history if a.round == attempt.round and a.trial > 0)
