@@ -24,7 +24,7 @@ PROBE_SECONDS = 300
 
 def unreliable(cache_dir: Path | None) -> dict[str, str]:
     """dtype name -> why the interpreter cannot judge it (empty where it computes every dtype right)."""
-    cached = _cache_file(cache_dir)
+    cached = cache_file(cache_dir)
     if cached is not None and cached.is_file():
         try:
             return dict(json.loads(cached.read_text()))
@@ -48,7 +48,7 @@ def _versions() -> str:
     return "-".join(f"{name}{version(name)}" for name in ("triton", "torch", "numpy"))
 
 
-def _cache_file(cache_dir: Path | None) -> Path | None:
+def cache_file(cache_dir: Path | None) -> Path | None:
     return None if cache_dir is None else Path(cache_dir) / "interpreter" / f"probe-{_versions()}.json"
 
 

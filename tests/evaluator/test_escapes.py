@@ -57,7 +57,7 @@ class World:
 
     def protected(self) -> dict[str, str]:
         """Hashes of the files a candidate must not change."""
-        paths = [self.cache / "baselines.json", self.cache / "calibration.json", self.store,
+        paths = [self.cache / "baselines.json", self.cache / "calibration.json", _probe_file(self.cache), self.store,
                  PROJECT_ROOT / "evaluator" / "contracts.py", *sorted(self.evaluator.work_dir.rglob("*.pt"))]
         return {str(p): hashlib.sha256(p.read_bytes()).hexdigest() for p in paths if p.exists()}
 
@@ -90,16 +90,23 @@ def test_caches_inputs_store_and_project_cannot_be_rewritten(world):
     world.evaluator.evaluate(world.task, world.honest)  # inputs exist in the evaluator's folder
     before = world.protected()
     result = world.escape("rewrite_files", baselines=str(world.cache / "baselines.json"),
-                          calibration=str(world.cache / "calibration.json"), store=str(world.store),
+                          calibration=str(world.cache / "calibration.json"), probe=str(_probe_file(world.cache)),
+                          store=str(world.store),
                           project_file=str(PROJECT_ROOT / "evaluator" / "contracts.py"),
                           inputs=str(world.evaluator.work_dir))
     assert result.verdict.value == "RUNTIME_FAIL", result.reason
-    for attacked in ("baselines", "calibration", "store", "project_file"):
+    for attacked in ("baselines", "calibration", "probe", "store", "project_file"):
         assert f"{attacked}=refused" in result.reason, result.reason
     assert "inputs=none found" in result.reason or "inputs=refused" in result.reason, result.reason
     after = world.protected()
     assert {k: v for k, v in after.items() if k in before} == before
     world.still_fair()
+
+
+def _probe_file(cache: Path) -> Path:
+    """The CPU interpreter probe's kept answer (interpreter_probe.py); absent on a GPU."""
+    from evaluator import interpreter_probe
+    return interpreter_probe.cache_file(cache)
 
 
 def _named(token: str) -> list[int]:
