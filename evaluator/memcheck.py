@@ -174,7 +174,7 @@ class MemcheckRun:
 
     def check(self, cases: list[tuple[int, Path, str]]) -> Outcome:
         """Runs `cases` ((plan index, inputs file, description)) and waits for what was found."""
-        self.feed(lambda: len(cases) and max(i for i, _, _ in cases) + 1, [(i, lambda p=p: p, t) for i, p, t in cases])
+        self.feed(lambda: sys.maxsize, [(i, lambda p=p: p, t) for i, p, t in cases])  # all built already
         return self.outcome()
 
     def feed(self, ready: Callable[[], int], cases: list[Pending]) -> None:
@@ -218,6 +218,7 @@ class MemcheckRun:
         while not self._stop.is_set():
             pending = self._send_built(ready, pending)
             if not ended and not self._commands.empty():
+                self._send_built(ready, pending)  # whatever was built by the time the end was asked
                 self._send_end(self._commands.get())
                 pending, ended = [], True
             if ended and done >= self.described.keys():
