@@ -26,9 +26,8 @@ def main(scratch: str) -> None:
     channel = Channel(Path(scratch) / "ctl.sock")
     channel.report_lock_waits()
     device = torch.device(job["device"])
-    if device.type == "cuda":
-        torch.cuda.set_device(device)
     path = str(Path(scratch) / "candidate.py")
+    lock_dir = job.get("lock_dir")
 
     def fail(phase: str, exc: BaseException, case: int | None = None) -> None:
         verdict = classify(exc)[0]
@@ -36,9 +35,13 @@ def main(scratch: str) -> None:
             phase=phase, verdict=verdict, reason=describe_failure(exc, verdict)[:protocol.MAX_TEXT],
             traceback=trimmed_traceback(exc, path)[-protocol.MAX_TEXT:], case=case)))
 
-    lock_dir = job.get("lock_dir")
     try:
-        entry = import_candidate(path, job, device)
+        # Compute Sanitizer sets itself up on the GPU with the context: not during another's timing.
+        with gpu_lock.shared(lock_dir, "memcheck start"):
+            if device.type == "cuda":
+                torch.cuda.set_device(device)
+                torch.cuda.init()
+            entry = import_candidate(path, job, device)
     except BaseException as exc:  # noqa: BLE001 - untrusted code
         fail("import", exc)
         return

@@ -137,9 +137,11 @@ class CandidateProcess:
         if self.device.type == "cpu":
             interpreted_autotune.one_config()
             memory_check = access_bounds.install(self.candidate_path) if self.job.get("check_memory") else ""
-        use_device(self.device, self.job.get("gpu_memory_fraction"))
         try:
-            self.entry = import_candidate(self.candidate_path, self.job, self.device)
+            # Creating the GPU context and running the module may launch work: not during a timing.
+            with gpu_lock.shared(self.job.get("lock_dir"), "start"):
+                use_device(self.device, self.job.get("gpu_memory_fraction"))
+                self.entry = import_candidate(self.candidate_path, self.job, self.device)
         except BaseException as exc:  # noqa: BLE001 - any failure of untrusted code is a verdict
             self.fail("import", exc, verdict="COMPILE_FAIL" if not isinstance(exc, SystemExit) else "RUNTIME_FAIL")
             return False
