@@ -1,4 +1,4 @@
-"""One Lion optimizer step (sign of an interpolated momentum), returning the new parameter and momentum."""
+"""One Lion optimizer step (sign of an interpolated momentum), updating the parameter and momentum in place."""
 
 import torch
 
@@ -7,9 +7,11 @@ from evaluator.task import Cost, Inputs, Task, element_bytes, generator, pick, r
 
 def reference(param, grad, exp_avg, lr=1e-4, beta1=0.9, beta2=0.99, weight_decay=0.0):
     update = exp_avg * beta1 + grad * (1 - beta1)
-    new_param = param * (1 - lr * weight_decay) - lr * torch.sign(update)
-    new_exp_avg = exp_avg * beta2 + grad * (1 - beta2)
-    return new_param, new_exp_avg
+    if weight_decay != 0:
+        param.mul_(1 - lr * weight_decay)
+    param.add_(torch.sign(update), alpha=-lr)
+    exp_avg.mul_(beta2).add_(grad, alpha=1 - beta2)
+    return param, exp_avg
 
 
 # (lr, beta1, beta2, weight_decay): small seeds take the first two, edge seeds the last two, and
@@ -57,7 +59,7 @@ def make_inputs(seed, size, mode, dtype):
 
 def cost(inputs):
     param = inputs.args[0]
-    # reads param, grad, exp_avg; writes the new param and exp_avg
+    # reads param, grad, exp_avg; writes param and exp_avg
     return Cost(flops=10 * param.numel(), bytes=5 * element_bytes(param))
 
 
@@ -67,13 +69,15 @@ TASK = Task(
     entry="lion_step",
     signature="lion_step(param, grad, exp_avg, lr=1e-4, beta1=0.9, beta2=0.99, weight_decay=0.0)",
     description=(
-        "One Lion step on three tensors of the same shape and dtype, returning a tuple (new_param, new_exp_avg) "
-        "of new tensors; the inputs are left unchanged. Per element: u = beta1*exp_avg + (1-beta1)*grad; "
-        "new_param = param*(1 - lr*weight_decay) - lr*sign(u), where sign is -1, 0 or +1 (sign(0) = 0); "
-        "new_exp_avg = beta2*exp_avg + (1-beta2)*grad, from the old exp_avg. The hyperparameters are Python "
-        "floats; compute in float32 for half-precision tensors and store the results in the input dtype."
+        "Apply one Lion step to three tensors of the same shape and dtype, writing the results into `param` and "
+        "`exp_avg` in place and returning those same two tensor objects as a tuple (`grad` is read only). "
+        "Per element, with m the momentum before this call: u = beta1*m + (1-beta1)*grad; param is first scaled "
+        "by 1 - lr*weight_decay (when weight_decay is nonzero), then param -= lr*sign(u), where sign gives -1, 0 "
+        "or +1 (sign(0) = 0); finally exp_avg = beta2*m + (1-beta2)*grad. The hyperparameters are Python floats; "
+        "compute in float32 for half-precision tensors and store back in their dtype."
     ),
     reference=reference,
     make_inputs=make_inputs,
     cost=cost,
+    mutates=(0, 2),
 )

@@ -1,4 +1,4 @@
-"""One RMSProp optimizer step, returning the new parameter and the new running mean of squared gradients."""
+"""One RMSProp optimizer step, updating the parameter and the running mean of squared gradients in place."""
 
 import torch
 
@@ -8,9 +8,9 @@ from evaluator.task import Cost, Inputs, Task, element_bytes, generator, pick, r
 def reference(param, grad, square_avg, lr=1e-2, alpha=0.99, eps=1e-8, weight_decay=0.0):
     if weight_decay != 0:
         grad = grad + weight_decay * param
-    new_square_avg = square_avg * alpha + (1 - alpha) * (grad * grad)
-    new_param = param - lr * grad / (torch.sqrt(new_square_avg) + eps)
-    return new_param, new_square_avg
+    square_avg.mul_(alpha).addcmul_(grad, grad, value=1 - alpha)
+    param.addcdiv_(grad, square_avg.sqrt().add_(eps), value=-lr)
+    return param, square_avg
 
 
 # (lr, alpha, eps, weight_decay): small seeds take the first two, edge seeds the last two, and
@@ -40,7 +40,7 @@ def make_inputs(seed, size, mode, dtype):
 
 def cost(inputs):
     param = inputs.args[0]
-    # reads param, grad, square_avg; writes the new param and square_avg
+    # reads param, grad, square_avg; writes param and square_avg
     return Cost(flops=10 * param.numel(), bytes=5 * element_bytes(param))
 
 
@@ -50,13 +50,15 @@ TASK = Task(
     entry="rmsprop_step",
     signature="rmsprop_step(param, grad, square_avg, lr=1e-2, alpha=0.99, eps=1e-8, weight_decay=0.0)",
     description=(
-        "One RMSProp step on three tensors of the same shape and dtype, returning a tuple (new_param, "
-        "new_square_avg) of new tensors; the inputs are left unchanged. Per element: g = grad + weight_decay*param "
-        "(just grad when weight_decay is 0); new_square_avg = alpha*square_avg + (1-alpha)*g*g; new_param = param - "
-        "lr*g / (sqrt(new_square_avg) + eps). The hyperparameters are Python floats; compute in float32 for "
-        "half-precision tensors and store the results in the input dtype."
+        "Apply one RMSProp step to three tensors of the same shape and dtype, writing the results into `param` "
+        "and `square_avg` in place and returning those same two tensor objects as a tuple. `grad` itself stays "
+        "unchanged. Per element: g = grad + weight_decay*param (the old param; just grad when weight_decay is 0); "
+        "square_avg = alpha*square_avg + (1-alpha)*g*g; then param -= lr*g / (sqrt(square_avg) + eps), using the "
+        "updated square_avg. The hyperparameters are Python floats; compute in float32 for half-precision tensors "
+        "and store back in their dtype."
     ),
     reference=reference,
     make_inputs=make_inputs,
     cost=cost,
+    mutates=(0, 2),
 )

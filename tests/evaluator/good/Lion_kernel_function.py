@@ -1,5 +1,5 @@
 # task: Optimizer/Lion
-# style: entry named kernel_function, typing hints, torch.empty_like outputs, masks with other=, __main__ self-test
+# style: entry named kernel_function, typing hints, in-place stores, masks with other=, __main__ self-test
 from typing import Tuple
 
 import torch
@@ -8,8 +8,7 @@ import triton.language as tl
 
 
 @triton.jit
-def _lion_kernel(param_ptr, grad_ptr, avg_ptr, new_param_ptr, new_avg_ptr, numel,
-                 lr, beta1, beta2, decay, BLOCK_SIZE: tl.constexpr):
+def _lion_kernel(param_ptr, grad_ptr, avg_ptr, numel, lr, beta1, beta2, decay, BLOCK_SIZE: tl.constexpr):
     pid = tl.program_id(axis=0)
     offsets = pid.to(tl.int64) * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
     mask = offsets < numel
@@ -23,8 +22,8 @@ def _lion_kernel(param_ptr, grad_ptr, avg_ptr, new_param_ptr, new_avg_ptr, numel
     new_p = p * (1.0 - lr * decay) - lr * sign
     new_m = m * beta2 + g * (1.0 - beta2)
 
-    tl.store(new_param_ptr + offsets, new_p.to(new_param_ptr.dtype.element_ty), mask=mask)
-    tl.store(new_avg_ptr + offsets, new_m.to(new_avg_ptr.dtype.element_ty), mask=mask)
+    tl.store(param_ptr + offsets, new_p.to(param_ptr.dtype.element_ty), mask=mask)
+    tl.store(avg_ptr + offsets, new_m.to(avg_ptr.dtype.element_ty), mask=mask)
 
 
 def kernel_function(param: torch.Tensor, grad: torch.Tensor, exp_avg: torch.Tensor,
@@ -34,18 +33,20 @@ def kernel_function(param: torch.Tensor, grad: torch.Tensor, exp_avg: torch.Tens
         raise ValueError(f"shape mismatch: {param.shape}, {grad.shape}, {exp_avg.shape}")
     if not (param.dtype == grad.dtype == exp_avg.dtype):
         raise TypeError("param, grad and exp_avg must share a dtype")
-    p, g, m = param.contiguous(), grad.contiguous(), exp_avg.contiguous()
-    new_param = torch.empty_like(p)
-    new_exp_avg = torch.empty_like(m)
+    p = param if param.is_contiguous() else param.contiguous()
+    m = exp_avg if exp_avg.is_contiguous() else exp_avg.contiguous()
+    g = grad.contiguous()
     numel = p.numel()
-    if numel == 0:
-        return new_param, new_exp_avg
-    BLOCK_SIZE = 2048
-    grid = (triton.cdiv(numel, BLOCK_SIZE),)
-    _lion_kernel[grid](p, g, m, new_param, new_exp_avg, numel,
-                       float(lr), float(beta1), float(beta2), float(weight_decay),
-                       BLOCK_SIZE=BLOCK_SIZE, num_warps=8)
-    return new_param, new_exp_avg
+    if numel > 0:
+        BLOCK_SIZE = 2048
+        grid = (triton.cdiv(numel, BLOCK_SIZE),)
+        _lion_kernel[grid](p, g, m, numel, float(lr), float(beta1), float(beta2), float(weight_decay),
+                           BLOCK_SIZE=BLOCK_SIZE, num_warps=8)
+    if p is not param:
+        param.copy_(p)
+    if m is not exp_avg:
+        exp_avg.copy_(m)
+    return param, exp_avg
 
 
 if __name__ == "__main__":
@@ -56,9 +57,10 @@ if __name__ == "__main__":
         grad = torch.randn_like(param) * 0.5
         exp_avg = torch.randn_like(param) * 0.2
         lr, b1, b2, wd = 3e-4, 0.95, 0.98, 0.1
-        new_p, new_m = kernel_function(param, grad, exp_avg, lr, b1, b2, wd)
         upd = exp_avg.float() * b1 + grad.float() * (1 - b1)
         ref_p = param.float() * (1 - lr * wd) - lr * torch.sign(upd)
         ref_m = exp_avg.float() * b2 + grad.float() * (1 - b2)
-        print(dtype, "param err", (new_p.float() - ref_p).abs().max().item(),
-              "exp_avg err", (new_m.float() - ref_m).abs().max().item())
+        out_p, out_m = kernel_function(param, grad, exp_avg, lr, b1, b2, wd)
+        assert out_p is param and out_m is exp_avg
+        print(dtype, "param err", (param.float() - ref_p).abs().max().item(),
+              "exp_avg err", (exp_avg.float() - ref_m).abs().max().item())
