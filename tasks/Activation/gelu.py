@@ -1,7 +1,5 @@
 """GELU activation, exact (erf) or tanh-approximated."""
 
-import math
-
 import torch
 
 from evaluator.task import Cost, Inputs, Task, element_bytes, generator, pick, randn

@@ -5,7 +5,7 @@ import torch
 from evaluator.task import Cost, Inputs, Task, element_bytes, generator, pick, randn
 
 
-def reference(input, *, out=None):
+def reference(input, out=None):
     return torch.sigmoid(input, out=out)
 
 
@@ -26,7 +26,8 @@ TASK = Task(
     id="Activation/sigmoid",
     difficulty=2,
     entry="sigmoid",
-    signature="sigmoid(input, *, out=None)",
+    signature="sigmoid(input, out=None)",
+    kernelbenchx_signature="sigmoid(input, *, out=None)",
     description=(
         "Logistic function 1 / (1 + exp(-x)) of every element of `input` (any shape), returned as a new tensor "
         "of the same shape and dtype; `input` is not modified. The result must stay accurate and finite for "

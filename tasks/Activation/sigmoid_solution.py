@@ -14,7 +14,7 @@ def sigmoid_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
     tl.store(y_ptr + offsets, y.to(y_ptr.dtype.element_ty), mask=mask)
 
 
-def sigmoid(input, *, out=None):
+def sigmoid(input, out=None):
     x = input.contiguous()
     direct = out is not None and out.is_contiguous() and out.dtype == x.dtype and out.shape == x.shape
     y = out if direct else torch.empty_like(x)

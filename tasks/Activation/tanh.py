@@ -5,8 +5,8 @@ import torch
 from evaluator.task import Cost, Inputs, Task, element_bytes, generator, pick, randn
 
 
-def reference(input, *, out=None):
-    return torch.tanh(input, out=out)
+def reference(input_tensor, out_tensor=None):
+    return torch.tanh(input_tensor, out=out_tensor)
 
 
 def make_inputs(seed, size, mode, dtype):
@@ -25,13 +25,15 @@ TASK = Task(
     id="Activation/tanh",
     difficulty=1,
     entry="tanh",
-    signature="tanh(input, *, out=None)",
+    signature="tanh(input_tensor, out_tensor=None)",
+    kernelbenchx_signature="tanh(input, *, out=None)",
     description=(
-        "Hyperbolic tangent (e^x - e^-x) / (e^x + e^-x) of each element of `input`, a tensor of any shape, "
-        "returned as a new tensor with the same shape and dtype while `input` stays unchanged. Keep full "
-        "relative accuracy near zero (avoid 1 - something cancellation there) and saturate cleanly to +-1 for "
-        "large |x| without producing NaN. If `out` (a tensor of the right shape and dtype) is given, fill it "
-        "and return it; the cases here pass out=None. Compute in float32 for half-precision inputs."
+        "Hyperbolic tangent (e^x - e^-x) / (e^x + e^-x) of each element of `input_tensor`, a tensor of any "
+        "shape, returned as a new tensor with the same shape and dtype while `input_tensor` stays unchanged. "
+        "Keep full relative accuracy near zero (avoid 1 - something cancellation there) and saturate cleanly "
+        "to +-1 for large |x| without producing NaN. If `out_tensor` (a tensor of the right shape and dtype) "
+        "is given, fill it and return it; the cases here pass out_tensor=None. Compute in float32 for "
+        "half-precision inputs."
     ),
     reference=reference,
     make_inputs=make_inputs,

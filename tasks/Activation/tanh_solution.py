@@ -18,14 +18,15 @@ def tanh_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
     tl.store(y_ptr + offsets, y.to(y_ptr.dtype.element_ty), mask=mask)
 
 
-def tanh(input, *, out=None):
-    x = input.contiguous()
-    direct = out is not None and out.is_contiguous() and out.dtype == x.dtype and out.shape == x.shape
-    y = out if direct else torch.empty_like(x)
+def tanh(input_tensor, out_tensor=None):
+    x = input_tensor.contiguous()
+    direct = (out_tensor is not None and out_tensor.is_contiguous() and out_tensor.dtype == x.dtype
+              and out_tensor.shape == x.shape)
+    y = out_tensor if direct else torch.empty_like(x)
     n = x.numel()
     block = 2048
     tanh_kernel[(triton.cdiv(n, block),)](x, y, n, BLOCK=block, num_warps=8)
-    if out is not None and not direct:
-        out.copy_(y)
-        return out
+    if out_tensor is not None and not direct:
+        out_tensor.copy_(y)
+        return out_tensor
     return y

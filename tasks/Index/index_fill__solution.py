@@ -23,28 +23,28 @@ def index_fill_kernel(x_ptr, index_ptr, value, slice_numel, inner, dim_size, blo
     tl.store(x_ptr + offs, vals, mask=mask)
 
 
-def index_fill_(input, dim, index, value):
-    nd = input.dim()
+def index_fill_(dim, x, index, value):
+    nd = x.dim()
     d = dim % nd if nd > 0 else 0
-    x = input if input.is_contiguous() else input.contiguous()
-    shape = list(x.shape) if nd > 0 else [1]
+    work = x if x.is_contiguous() else x.contiguous()
+    shape = list(work.shape) if nd > 0 else [1]
     dim_size = shape[d]
     inner = 1
     for s in shape[d + 1:]:
         inner *= s
-    slice_numel = x.numel() // max(1, dim_size)
+    slice_numel = work.numel() // max(1, dim_size)
     idx = index.reshape(-1).contiguous()
     count = idx.numel()
     if count > 0 and slice_numel > 0:
         block = min(MAX_BLOCK, triton.next_power_of_2(slice_numel))
         blocks = triton.cdiv(slice_numel, block)
-        fill = value if x.dtype.is_floating_point else int(value)
-        index_fill_kernel[(count * blocks,)](x, idx, fill, slice_numel, inner, dim_size, blocks,
+        fill = value if work.dtype.is_floating_point else int(value)
+        index_fill_kernel[(count * blocks,)](work, idx, fill, slice_numel, inner, dim_size, blocks,
                                              BLOCK=block, num_warps=4)
     else:
         # nothing to fill: one program that writes nothing (slice_numel=0), reading a dummy index
-        dummy = torch.zeros((1,), device=x.device, dtype=torch.int64)
-        index_fill_kernel[(1,)](x, dummy, 0, 0, 1, 1, 1, BLOCK=16)
-    if x is not input:
-        input.copy_(x)
-    return input
+        dummy = torch.zeros((1,), device=work.device, dtype=torch.int64)
+        index_fill_kernel[(1,)](work, dummy, 0, 0, 1, 1, 1, BLOCK=16)
+    if work is not x:
+        x.copy_(work)
+    return x

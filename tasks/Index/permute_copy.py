@@ -37,7 +37,8 @@ TASK = Task(
     id="Index/permute_copy",
     difficulty=4,
     entry="permute_copy",
-    signature="torch.permute_copy(input, dims)",
+    signature="permute_copy(input, dims)",
+    kernelbenchx_signature="torch.permute_copy(input, dims)",
     description=(
         "Return a new contiguous tensor `out` with out.shape[i] == input.shape[dims[i]] and "
         "out[j_0, ..., j_{n-1}] equal to the input element whose coordinate along dim dims[i] is j_i; "

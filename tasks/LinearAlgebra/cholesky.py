@@ -5,7 +5,7 @@ import torch
 from evaluator.task import Cost, Inputs, Task, element_bytes, generator, pick, randn
 
 
-def reference(A, *, upper=False, out=None):
+def reference(A, upper=False, out=None):
     return torch.linalg.cholesky(A, upper=upper, out=out)
 
 
@@ -42,7 +42,8 @@ TASK = Task(
     id="LinearAlgebra/cholesky",
     difficulty=4,
     entry="cholesky",
-    signature="linalg.cholesky(A, *, upper=False, out=None)",
+    signature="cholesky(A, upper=False, out=None)",
+    kernelbenchx_signature="linalg.cholesky(A, *, upper=False, out=None)",
     description=(
         "Compute the Cholesky factor of every symmetric positive-definite matrix in `A` of shape (*, n, n), "
         "where * is zero or more batch dimensions: the lower-triangular L with a positive diagonal such that "

@@ -27,7 +27,7 @@ def cholesky_kernel(a_ptr, out_ptr, n, UPPER: tl.constexpr, BLOCK: tl.constexpr)
         tl.store(out_ptr + base + offs, lower.to(out_ptr.dtype.element_ty), mask=inside)
 
 
-def cholesky(A, *, upper=False, out=None):
+def cholesky(A, upper=False, out=None):
     if A.dim() < 2 or A.shape[-1] != A.shape[-2]:
         raise ValueError(f"cholesky expects a (*, n, n) tensor, got shape {tuple(A.shape)}")
     a = A.contiguous()

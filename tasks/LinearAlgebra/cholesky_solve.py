@@ -5,7 +5,7 @@ import torch
 from evaluator.task import Cost, Inputs, Task, element_bytes, generator, pick, randn, uniform
 
 
-def reference(B, L, upper=False, *, out=None):
+def reference(B, L, upper=False, out=None):
     return torch.cholesky_solve(B, L, upper=upper, out=out)
 
 
@@ -46,7 +46,8 @@ TASK = Task(
     id="LinearAlgebra/cholesky_solve",
     difficulty=4,
     entry="cholesky_solve",
-    signature="cholesky_solve(B, L, upper=False, *, out=None)",
+    signature="cholesky_solve(B, L, upper=False, out=None)",
+    kernelbenchx_signature="cholesky_solve(B, L, upper=False, *, out=None)",
     description=(
         "Solve A X = B for every matrix of a batch, where A is symmetric positive definite and given only through "
         "its Cholesky factor `L` of shape (*, n, n): with upper=False L is lower triangular and A = L L^T, with "

@@ -32,7 +32,7 @@ def cholesky_solve_kernel(f_ptr, b_ptr, x_ptr, n, k, s_r, s_c, BLOCK: tl.constex
     tl.store(x_ptr + offs, x.to(x_ptr.dtype.element_ty), mask=mask)
 
 
-def cholesky_solve(B, L, upper=False, *, out=None):
+def cholesky_solve(B, L, upper=False, out=None):
     if L.dim() < 2 or L.shape[-1] != L.shape[-2]:
         raise ValueError(f"L must have shape (*, n, n), got {tuple(L.shape)}")
     if B.dim() != L.dim() or B.shape[-2] != L.shape[-1] or tuple(B.shape[:-2]) != tuple(L.shape[:-2]):

@@ -5,8 +5,8 @@ import torch
 from evaluator.task import Cost, Inputs, Task, element_bytes, generator, pick, randn, uniform
 
 
-def reference(A, *, out=None):
-    return torch.linalg.det(A, out=out)
+def reference(A):
+    return torch.linalg.det(A)
 
 
 SHAPES = {
@@ -45,13 +45,14 @@ TASK = Task(
     id="LinearAlgebra/det",
     difficulty=4,
     entry="det",
-    signature="linalg.det(A, *, out=None)",
+    signature="det(A)",
+    kernelbenchx_signature="linalg.det(A, *, out=None)",
     description=(
-        "Compute the determinant of every square matrix in `A` of shape (*, n, n), where * is zero or more batch "
-        "dimensions, and return them as a new tensor of shape * (a 0-dim tensor for a single matrix) in A's dtype "
-        "(float32); `out` is always None. The matrices are invertible but need row exchanges: factor them by "
-        "Gaussian elimination with partial pivoting, and the determinant is the product of the pivots, negated "
-        "once per row exchange. Matrices are small (n up to about 128) and batches large."
+        "Compute the determinant of every square matrix in `A` of shape (*, n, n), where * is zero or more "
+        "batch dimensions, and return them as a new tensor of shape * (a 0-dim tensor for a single matrix) in "
+        "A's dtype (float32). The matrices are invertible but need row exchanges: factor them by Gaussian "
+        "elimination with partial pivoting, and the determinant is the product of the pivots, negated once per "
+        "row exchange. Matrices are small (n up to about 128) and batches large."
     ),
     reference=reference,
     make_inputs=make_inputs,

@@ -32,7 +32,7 @@ def det_kernel(a_ptr, out_ptr, n, BLOCK: tl.constexpr):
     tl.store(out_ptr + pid, det.to(out_ptr.dtype.element_ty))
 
 
-def det(A, *, out=None):
+def det(A):
     if A.dim() < 2 or A.shape[-1] != A.shape[-2]:
         raise ValueError(f"A must have shape (*, n, n), got {tuple(A.shape)}")
     a = A.contiguous()
@@ -43,7 +43,4 @@ def det(A, *, out=None):
         block = max(16, triton.next_power_of_2(n))
         num_warps = 4 if block <= 32 else (8 if block <= 64 else 16)
         det_kernel[(batch,)](a, result, n, BLOCK=block, num_warps=num_warps)
-    if out is not None:
-        out.copy_(result)
-        return out
     return result

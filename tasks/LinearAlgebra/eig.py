@@ -7,7 +7,7 @@ from evaluator.contracts import Property
 from evaluator.task import Cost, Inputs, Task, element_bytes, generator, pick, with_outliers
 
 
-def reference(A, *, out=None):
+def reference(A):
     return torch.linalg.eig(A)
 
 
@@ -98,15 +98,16 @@ TASK = Task(
     id="LinearAlgebra/eig",
     difficulty=3,
     entry="eig",
-    signature="linalg.eig(A, *, out=None)",
+    signature="eig(A)",
+    kernelbenchx_signature="linalg.eig(A, *, out=None)",
     description=(
         "Compute the eigenvalues and eigenvectors of every real square matrix in `A` of shape (*, n, n) (not "
         "symmetric in general): return (L, V) with L of shape (*, n) and V of shape (*, n, n), both complex64, "
         "such that A @ V[..., :, j] = L[..., j] * V[..., :, j] and every column of V has Euclidean norm 1. The "
         "eigenvalues may come in any order (each with its own column), and each eigenvector may be multiplied "
         "by any unit complex number; results with torch's accuracy are accepted. Every input matrix is "
-        "diagonalizable with n distinct real eigenvalues, so the imaginary parts may be left at zero. `out` is "
-        "always None; matrices are small (n up to about 64) in large batches."
+        "diagonalizable with n distinct real eigenvalues, so the imaginary parts may be left at zero. Matrices "
+        "are small (n up to about 64) in large batches."
     ),
     reference=reference,
     make_inputs=make_inputs,

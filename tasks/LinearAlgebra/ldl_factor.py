@@ -5,7 +5,7 @@ import torch
 from evaluator.task import Cost, Inputs, Task, element_bytes, generator, pick, randn, uniform
 
 
-def reference(A, *, hermitian=False, out=None):
+def reference(A, hermitian=False, out=None):
     return tuple(torch.linalg.ldl_factor(A, hermitian=hermitian, out=out))
 
 
@@ -52,7 +52,8 @@ TASK = Task(
     id="LinearAlgebra/ldl_factor",
     difficulty=4,
     entry="ldl_factor",
-    signature="linalg.ldl_factor(A, *, hermitian=False, out=None)",
+    signature="ldl_factor(A, hermitian=False, out=None)",
+    kernelbenchx_signature="linalg.ldl_factor(A, *, hermitian=False, out=None)",
     description=(
         "Factor every symmetric matrix of `A` (shape (*, n, n), float32, * zero or more batch dimensions) as "
         "A = L D L^T with L unit lower triangular and D diagonal, and return (LD, pivots) in LAPACK's compact "

@@ -29,7 +29,7 @@ def ldl_kernel(a_ptr, ld_ptr, piv_ptr, n, BN: tl.constexpr):
     tl.store(piv_ptr + pid * n + rows, (rows + 1).to(tl.int32), mask=rows < n)
 
 
-def ldl_factor(A, *, hermitian=False, out=None):
+def ldl_factor(A, hermitian=False, out=None):
     if A.dim() < 2 or A.shape[-1] != A.shape[-2]:
         raise ValueError(f"ldl_factor expects a (*, n, n) tensor, got shape {tuple(A.shape)}")
     a = A.contiguous()

@@ -49,7 +49,7 @@ def lu_kernel(a_ptr, p_ptr, l_ptr, u_ptr, n, PIVOT: tl.constexpr, BLOCK: tl.cons
         tl.store(p_ptr + offs, perm_matrix.to(p_ptr.dtype.element_ty), mask=mask)
 
 
-def lu(A, *, pivot=True, out=None):
+def lu(A, pivot=True, out=None):
     if A.dim() < 2 or A.shape[-1] != A.shape[-2]:
         raise ValueError(f"A must have shape (*, n, n), got {tuple(A.shape)}")
     a = A.contiguous()

@@ -67,7 +67,6 @@ def schur_kernel(a_ptr, t_ptr, z_ptr, B, n, max_iters, BG: tl.constexpr, BN: tl.
         mu = tl.where(stall % 11 == 10, d + 1.5 * tl.abs(c), mu)
         h = tl.where((rows == h3) & (cols == h3 - 1), tl.where(deflate[:, None, None], 0.0, h), h)
         steps = tl.where(deflate | (hi <= 0), 0, hi)
-        s2 = steps[:, None]
         shift = tl.where((rows == cols) & (rows <= h3), mu[:, None, None], 0.0)
         h -= shift
         cs = tl.zeros([BG, BN], dtype=tl.float32) + 1.0

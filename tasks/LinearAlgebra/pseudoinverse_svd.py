@@ -5,7 +5,7 @@ import torch
 from evaluator.task import Cost, Inputs, Task, element_bytes, generator, pick, with_outliers
 
 
-def reference(A, *, full_matrices=True, rcond=1e-15, out=None):
+def reference(A, full_matrices=True, rcond=1e-15, out=None):
     U, S, Vh = torch.linalg.svd(A, full_matrices=full_matrices)
     k = S.shape[-1]
     cutoff = rcond * S.max(dim=-1, keepdim=True).values
@@ -62,7 +62,8 @@ TASK = Task(
     id="LinearAlgebra/pseudoinverse_svd",
     difficulty=4,
     entry="pseudoinverse_svd",
-    signature="pseudoinverse_svd(A, *, full_matrices=True, rcond=1e-15, out=None)",
+    signature="pseudoinverse_svd(A, full_matrices=True, rcond=1e-15, out=None)",
+    kernelbenchx_signature="pseudoinverse_svd(A, *, full_matrices=True, rcond=1e-15, out=None)",
     description=(
         "Return the Moore-Penrose pseudoinverse of every matrix in `A` of shape (*, m, n), a new (*, n, m) float32 "
         "tensor, computed from the SVD A = U diag(S) Vh: A^+ = Vh^T @ diag(S^+) @ U^T, where S^+ holds 1 / s for "

@@ -100,7 +100,7 @@ def _blocks(R, C):
             max(1, triton.next_power_of_2(max(1, cp // 2))), cp)
 
 
-def pseudoinverse_svd(A, *, full_matrices=True, rcond=1e-15, out=None):
+def pseudoinverse_svd(A, full_matrices=True, rcond=1e-15, out=None):
     # full_matrices only changes the shapes of torch's intermediate factors, never the pseudoinverse.
     if A.dim() < 2:
         raise ValueError(f"expected a (*, m, n) tensor, got shape {tuple(A.shape)}")

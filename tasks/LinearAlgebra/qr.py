@@ -6,7 +6,7 @@ from evaluator.contracts import Property
 from evaluator.task import Cost, Inputs, Task, element_bytes, generator, pick, randn
 
 
-def reference(A, mode='reduced', *, out=None):
+def reference(A, mode='reduced', out=None):
     return torch.linalg.qr(A, mode=mode, out=out)
 
 
@@ -96,7 +96,8 @@ TASK = Task(
     id="LinearAlgebra/qr",
     difficulty=5,
     entry="qr",
-    signature="qr(A, mode='reduced', *, out=None)",
+    signature="qr(A, mode='reduced', out=None)",
+    kernelbenchx_signature="qr(A, mode='reduced', *, out=None)",
     description=(
         "Factor every matrix of `A` (shape (*, m, n), float32, * zero or more batch dimensions) as A = Q R and "
         "return the pair (Q, R), with k = min(m, n). mode='reduced': Q is (*, m, k) with orthonormal columns and R "

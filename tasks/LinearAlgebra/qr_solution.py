@@ -49,7 +49,7 @@ def qr_kernel(a_ptr, q_ptr, r_ptr, m, n, kq, kr, steps,
                  mask=q_mask)
 
 
-def qr(A, mode='reduced', *, out=None):
+def qr(A, mode='reduced', out=None):
     if mode not in ("reduced", "complete", "r"):
         raise ValueError(f"qr: mode must be 'reduced', 'complete' or 'r', got {mode!r}")
     if A.dim() < 2:

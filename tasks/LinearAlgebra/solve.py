@@ -1,16 +1,16 @@
-"""Solve square linear systems A X = B (or X A = B) by LU decomposition with partial pivoting."""
+"""Solve square linear systems A X = B by LU decomposition with partial pivoting."""
 
 import torch
 
 from evaluator.task import Cost, Inputs, Task, element_bytes, generator, pick, randn, uniform
 
 
-def reference(A, B, *, left=True, out=None):
-    return torch.linalg.solve(A, B, left=left, out=out)
+def reference(A, B):
+    return torch.linalg.solve(A, B)
 
 
 # Per size, the cases seeds rotate through: batch dims, n, k (k None: B is a batch of vectors of
-# shape (*, n), solved with left=True). The standard size has one configuration for the timing seeds.
+# shape (*, n)). The standard size has one configuration for the timing seeds.
 CASES = {
     "small": [((2,), 16, 6), ((1, 3), 10, None)],
     "edge": [((2,), 13, 5), ((), 1, None)],
@@ -35,14 +35,8 @@ def make_inputs(seed, size, mode, dtype):
     cases = pick(size, **CASES)
     batch, n, k = cases[seed % len(cases)]
     a = well_conditioned(batch, n, gen, mode)
-    if k is None:
-        left = True
-        b = randn(batch + (n,), gen, torch.float32, mode)
-    else:
-        # Standard size: left=True on the even (timing) seeds, False on odd ones; else by mode.
-        left = seed % 2 == 0 if size == "standard" else mode == "standard"
-        b = randn(batch + ((n, k) if left else (k, n)), gen, torch.float32, mode)
-    return Inputs((a.to(dtype), b.to(dtype)), {"left": left})
+    b = randn(batch + ((n,) if k is None else (n, k)), gen, torch.float32, mode)
+    return Inputs((a.to(dtype), b.to(dtype)))
 
 
 def cost(inputs):
@@ -57,15 +51,14 @@ TASK = Task(
     id="LinearAlgebra/solve",
     difficulty=4,
     entry="solve",
-    signature="linalg.solve(A, B, *, left=True, out=None)",
+    signature="solve(A, B)",
     kernelbenchx_signature="A (Tensor), B (Tensor), *, left (bool, optional), out (Tensor, optional)",
     description=(
-        "Solve the square linear systems of a batch: `A` has shape (*, n, n) with zero or more batch dimensions "
-        "*, every matrix invertible (but needing row exchanges: use Gaussian elimination with partial pivoting). "
-        "With left=True return X with A X = B, where `B` is either (*, n, k) (k right-hand sides) or a batch "
-        "of vectors of shape (*, n) (then X has that shape too); with left=False `B` is (*, k, n) and X solves "
-        "X A = B. B has A's batch dimensions; X is a new tensor of B's shape and dtype (float32); `out` is "
-        "always None. Matrices are small (n up to about 128) and batches large."
+        "Solve the square linear systems of a batch: `A` has shape (*, n, n) with zero or more batch "
+        "dimensions *, every matrix invertible (but needing row exchanges: use Gaussian elimination with "
+        "partial pivoting). Return X with A X = B, where `B` is either (*, n, k) (k right-hand sides) or a "
+        "batch of vectors of shape (*, n) (then X has that shape too). B has A's batch dimensions; X is a new "
+        "tensor of B's shape and dtype (float32). Matrices are small (n up to about 128) and batches large."
     ),
     reference=reference,
     make_inputs=make_inputs,

@@ -4,22 +4,20 @@ import triton.language as tl
 
 
 @triton.jit
-def lu_solve_kernel(a_ptr, b_ptr, x_ptr, n, k, a_sr, a_sc, b_sr, b_sc,
-                    BLOCK: tl.constexpr, BLOCK_K: tl.constexpr):
-    # One program per system, everything in registers. The matrix M (A, or A^T through swapped
-    # strides for left=False) and the right-hand sides R (B, or B^T) are reduced together by
-    # Gaussian elimination with partial pivoting: at step j the row with the largest |M[i, j]|,
-    # i >= j (the first such on ties), is exchanged with row j of both tiles and eliminated from the
-    # rows below. Back substitution with the resulting upper triangle then yields X (or X^T).
+def lu_solve_kernel(a_ptr, b_ptr, x_ptr, n, k, BLOCK: tl.constexpr, BLOCK_K: tl.constexpr):
+    # One program per system, everything in registers. The matrix A and the right-hand sides B are
+    # reduced together by Gaussian elimination with partial pivoting: at step j the row with the
+    # largest |A[i, j]|, i >= j (the first such on ties), is exchanged with row j of both tiles and
+    # eliminated from the rows below. Back substitution with the resulting upper triangle yields X.
     pid = tl.program_id(0).to(tl.int64)
     rows = tl.arange(0, BLOCK)
     cols = tl.arange(0, BLOCK)
     rhs = tl.arange(0, BLOCK_K)
     m_mask = (rows[:, None] < n) & (cols[None, :] < n)
-    a = tl.load(a_ptr + pid * n * n + rows[:, None] * a_sr + cols[None, :] * a_sc, mask=m_mask, other=0.0)
+    a = tl.load(a_ptr + pid * n * n + rows[:, None] * n + cols[None, :], mask=m_mask, other=0.0)
     a = a.to(tl.float32)
     r_mask = (rows[:, None] < n) & (rhs[None, :] < k)
-    r_offs = pid * n * k + rows[:, None] * b_sr + rhs[None, :] * b_sc
+    r_offs = pid * n * k + rows[:, None] * k + rhs[None, :]
     r = tl.load(b_ptr + r_offs, mask=r_mask, other=0.0).to(tl.float32)
     for j in range(n):
         col = tl.sum(tl.where(cols[None, :] == j, a, 0.0), axis=1)
@@ -48,14 +46,12 @@ def lu_solve_kernel(a_ptr, b_ptr, x_ptr, n, k, a_sr, a_sc, b_sr, b_sc,
     tl.store(x_ptr + r_offs, r.to(x_ptr.dtype.element_ty), mask=r_mask)
 
 
-def solve(A, B, *, left=True, out=None):
+def solve(A, B):
     if A.dim() < 2 or A.shape[-1] != A.shape[-2]:
         raise ValueError(f"A must have shape (*, n, n), got {tuple(A.shape)}")
     n = A.shape[-1]
     batch_shape = tuple(A.shape[:-2])
     vector = B.dim() == 1 or (B.dim() == A.dim() - 1 and tuple(B.shape) == tuple(A.shape[:-1]))
-    if vector and not left:
-        raise ValueError("a vector right-hand side needs left=True")
     a = A.contiguous()
     rhs = (B.unsqueeze(-1) if vector else B).contiguous()
     if rhs.dim() == 2 and len(batch_shape):
@@ -63,20 +59,11 @@ def solve(A, B, *, left=True, out=None):
     if tuple(rhs.shape[:-2]) != batch_shape:
         raise ValueError("B must have A's batch dimensions")
     batch = a.numel() // max(1, n * n)
-    # Left: solve A X = B, with B (n, k) rows of stride k. Right: X A = B is A^T X^T = B^T, where
-    # B is (k, n): row i of B^T is column i of B.
-    k = rhs.shape[-1] if left else rhs.shape[-2]
-    a_sr, a_sc = (n, 1) if left else (1, n)
-    b_sr, b_sc = (k, 1) if left else (1, n)
+    k = rhs.shape[-1]
     x = torch.empty_like(rhs)
     if x.numel() > 0:
         block = max(16, triton.next_power_of_2(n))
         block_k = max(16, triton.next_power_of_2(k))
         num_warps = 4 if block <= 32 else (8 if block <= 64 else 16)
-        lu_solve_kernel[(batch,)](a, rhs, x, n, k, a_sr, a_sc, b_sr, b_sc,
-                                  BLOCK=block, BLOCK_K=block_k, num_warps=num_warps)
-    result = x.squeeze(-1) if vector else x
-    if out is not None:
-        out.copy_(result)
-        return out
-    return result
+        lu_solve_kernel[(batch,)](a, rhs, x, n, k, BLOCK=block, BLOCK_K=block_k, num_warps=num_warps)
+    return x.squeeze(-1) if vector else x

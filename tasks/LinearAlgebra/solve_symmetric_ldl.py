@@ -5,7 +5,7 @@ import torch
 from evaluator.task import Cost, Inputs, Task, element_bytes, generator, pick, randn, uniform
 
 
-def reference(A, b, *, hermitian=False, out=None):
+def reference(A, b, hermitian=False, out=None):
     LD, pivots = torch.linalg.ldl_factor(A, hermitian=hermitian)
     vector = b.dim() == A.dim() - 1
     x = torch.linalg.ldl_solve(LD, pivots, b.unsqueeze(-1) if vector else b, hermitian=hermitian)
@@ -59,7 +59,8 @@ TASK = Task(
     id="LinearAlgebra/solve_symmetric_ldl",
     difficulty=4,
     entry="solve_symmetric_ldl",
-    signature="solve_symmetric_ldl(A, b, *, hermitian=False, out=None)",
+    signature="solve_symmetric_ldl(A, b, hermitian=False, out=None)",
+    kernelbenchx_signature="solve_symmetric_ldl(A, b, *, hermitian=False, out=None)",
     description=(
         "Solve A x = b for every symmetric matrix of `A` (shape (*, n, n), float32, * zero or more batch "
         "dimensions) through its factorization A = L D L^T (L unit lower triangular, D diagonal): forward "

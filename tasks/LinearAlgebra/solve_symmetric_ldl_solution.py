@@ -41,7 +41,7 @@ def ldl_solve_kernel(a_ptr, b_ptr, x_ptr, n, k, BN: tl.constexpr, BK: tl.constex
              mask=(rows[:, None] < n) & (rhs[None, :] < k))
 
 
-def solve_symmetric_ldl(A, b, *, hermitian=False, out=None):
+def solve_symmetric_ldl(A, b, hermitian=False, out=None):
     if A.dim() < 2 or A.shape[-1] != A.shape[-2]:
         raise ValueError(f"solve_symmetric_ldl expects A of shape (*, n, n), got {tuple(A.shape)}")
     n = A.shape[-1]

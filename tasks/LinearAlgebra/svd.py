@@ -7,7 +7,7 @@ from evaluator.contracts import Property
 from evaluator.task import Cost, Inputs, Task, element_bytes, generator, pick, with_outliers
 
 
-def reference(A, full_matrices=True, *, driver=None, out=None):
+def reference(A, full_matrices=True):
     return torch.linalg.svd(A, full_matrices=full_matrices)
 
 
@@ -101,16 +101,17 @@ TASK = Task(
     id="LinearAlgebra/svd",
     difficulty=4,
     entry="svd",
-    signature="linalg.svd(A, full_matrices=True, *, driver=None, out=None)",
+    signature="svd(A, full_matrices=True)",
+    kernelbenchx_signature="linalg.svd(A, full_matrices=True, *, driver=None, out=None)",
     description=(
-        "Compute the singular value decomposition A = U @ diag(S) @ Vh of every matrix in `A` of shape (*, m, n), "
-        "with k = min(m, n): return the tuple (U, S, Vh) where S (*, k) holds the singular values in descending "
-        "order and U, Vh have orthonormal columns and rows. With full_matrices=True, U is (*, m, m) and Vh is "
-        "(*, n, n), the vectors beyond the k-th completing orthonormal bases; with full_matrices=False, U is "
-        "(*, m, k) and Vh is (*, k, n). Singular vectors are not unique (each pair may flip sign, completions "
-        "are any orthonormal basis), so any result with torch's accuracy in reconstruction, orthonormality and "
-        "singular values is accepted; all outputs are float32, `driver` and `out` are always None, and "
-        "matrices are small (m, n up to about 64) in large batches."
+        "Compute the singular value decomposition A = U @ diag(S) @ Vh of every matrix in `A` of shape (*, m, "
+        "n), with k = min(m, n): return the tuple (U, S, Vh) where S (*, k) holds the singular values in "
+        "descending order and U, Vh have orthonormal columns and rows. With full_matrices=True, U is (*, m, m) "
+        "and Vh is (*, n, n), the vectors beyond the k-th completing orthonormal bases; with "
+        "full_matrices=False, U is (*, m, k) and Vh is (*, k, n). Singular vectors are not unique (each pair "
+        "may flip sign, completions are any orthonormal basis), so any result with torch's accuracy in "
+        "reconstruction, orthonormality and singular values is accepted; all outputs are float32, and matrices "
+        "are small (m, n up to about 64) in large batches."
     ),
     reference=reference,
     make_inputs=make_inputs,

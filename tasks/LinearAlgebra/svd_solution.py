@@ -130,7 +130,7 @@ def _blocks(R, C):
             max(1, triton.next_power_of_2(max(1, cp // 2))), cp)
 
 
-def svd(A, full_matrices=True, *, driver=None, out=None):
+def svd(A, full_matrices=True):
     if A.dim() < 2:
         raise ValueError(f"svd expects a (*, m, n) tensor, got shape {tuple(A.shape)}")
     m, n = A.shape[-2], A.shape[-1]

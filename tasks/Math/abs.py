@@ -13,8 +13,8 @@ SHAPES = {
 }
 
 
-def reference(input, *, out=None):
-    return torch.abs(input, out=out)
+def reference(input_tensor, out=None):
+    return torch.abs(input_tensor, out=out)
 
 
 def make_inputs(seed, size, mode, dtype):
@@ -37,12 +37,13 @@ TASK = Task(
     id="Math/abs",
     difficulty=1,
     entry="abs",
-    signature="abs(input, *, out=None)",
+    signature="abs(input_tensor, out=None)",
+    kernelbenchx_signature="abs(input, *, out=None)",
     description=(
-        "Return a new tensor holding |x| for every element x of the floating-point tensor `input`, with "
-        "the input's shape and dtype (any shape, any number of dimensions). Negative zero becomes +0, "
-        "-inf becomes +inf and NaN stays NaN; the values are only stripped of their sign, so the result "
-        "must match exactly. If `out` is given, write the result into it and return it."
+        "Return a new tensor holding |x| for every element x of the floating-point tensor `input_tensor`, with "
+        "the input's shape and dtype (any shape, any number of dimensions). Negative zero becomes +0, -inf "
+        "becomes +inf and NaN stays NaN; the values are only stripped of their sign, so the result must match "
+        "exactly. If `out` is given, write the result into it and return it."
     ),
     reference=reference,
     make_inputs=make_inputs,

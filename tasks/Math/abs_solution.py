@@ -11,8 +11,8 @@ def abs_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
     tl.store(y_ptr + offsets, tl.abs(x), mask=mask)
 
 
-def abs(input, *, out=None):
-    x = input.contiguous()
+def abs(input_tensor, out=None):
+    x = input_tensor.contiguous()
     y = torch.empty_like(x)
     n = x.numel()
     block = 2048

@@ -15,7 +15,7 @@ CASES = {
 }
 
 
-def reference(input, other, *, alpha=1, out=None):
+def reference(input, other, alpha=1, out=None):
     return torch.add(input, other, alpha=alpha, out=out)
 
 
@@ -43,7 +43,8 @@ TASK = Task(
     id="Math/add",
     difficulty=4,
     entry="add",
-    signature="add(input, other, *, alpha=1, out=None)",
+    signature="add(input, other, alpha=1, out=None)",
+    kernelbenchx_signature="add(input, other, *, alpha=1, out=None)",
     description=(
         "Return input + alpha * other, where `input` is a floating-point tensor and `other` is a tensor of "
         "the same dtype or a Python number, and `alpha` is a Python number. Tensors broadcast against each "

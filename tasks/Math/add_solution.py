@@ -40,7 +40,7 @@ def _collapse(shape, strides_list):
     return merged or [(1, [0] * len(strides_list))]
 
 
-def add(input, other, *, alpha=1, out=None):
+def add(input, other, alpha=1, out=None):
     scalar = not isinstance(other, torch.Tensor)
     shape = tuple(input.shape) if scalar else tuple(torch.broadcast_shapes(input.shape, other.shape))
     a = input.expand(shape)

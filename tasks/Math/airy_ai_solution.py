@@ -87,7 +87,7 @@ def airy_ai_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr, SERIES_TERMS: tl.conste
     tl.store(y_ptr + offsets, y.to(y_ptr.dtype.element_ty), mask=mask)
 
 
-def airy_ai(input, *, out=None):
+def airy_ai(input, out=None):
     x = input.contiguous()
     y = torch.empty_like(x)
     n = x.numel()

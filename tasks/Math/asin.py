@@ -13,8 +13,8 @@ SHAPES = {
 SPECIAL = [1.0, -1.0, 0.0, -0.0, 0.5, -0.5, 1e-5, 1.0001, -2.0, float("inf")]
 
 
-def reference(input, *, out=None):
-    return torch.asin(input, out=out)
+def reference(input_tensor):
+    return torch.asin(input_tensor)
 
 
 def make_inputs(seed, size, mode, dtype):
@@ -38,13 +38,13 @@ TASK = Task(
     id="Math/asin",
     difficulty=1,
     entry="asin",
-    signature="asin(input, *, out=None)",
+    signature="asin(input_tensor)",
+    kernelbenchx_signature="asin(input, *, out=None)",
     description=(
-        "Return the arcsine of every element of the floating-point tensor `input` (in radians, within "
+        "Return the arcsine of every element of the floating-point tensor `input_tensor` (in radians, within "
         "[-pi/2, pi/2]) as a new tensor with the input's shape and dtype. Elements outside [-1, 1], and NaN, "
-        "give NaN; asin(+-1) = +-pi/2 exactly and the result must stay accurate right up to |x| = 1. "
-        "Compute in float32 for half-precision inputs. If `out` is given, write the result into it and "
-        "return it."
+        "give NaN; asin(+-1) = +-pi/2 exactly and the result must stay accurate right up to |x| = 1. Compute "
+        "in float32 for half-precision inputs."
     ),
     reference=reference,
     make_inputs=make_inputs,

@@ -15,7 +15,7 @@ SHAPES = {
 SPECIAL = [0.0, -0.0, 3.8317060, -7.0155867, 5.0, 4.9999995, 1e-20, 1e4, -3e5]
 
 
-def reference(input, *, out=None):
+def reference(input, out=None):
     return torch.special.bessel_j1(input, out=out)
 
 
@@ -41,7 +41,8 @@ TASK = Task(
     id="Math/bessel_j1",
     difficulty=3,
     entry="bessel_j1",
-    signature="bessel_j1(input, *, out=None)",
+    signature="bessel_j1(input, out=None)",
+    kernelbenchx_signature="bessel_j1(input, *, out=None)",
     description=(
         "Return J1(x), the first-kind Bessel function of order one, for every element x of the float32 "
         "tensor `input`, as a new float32 tensor of the same shape. J1 is odd, J1(0) = 0, and for large |x| "

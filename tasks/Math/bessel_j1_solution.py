@@ -66,7 +66,7 @@ def bessel_j1_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
     tl.store(y_ptr + offsets, y.to(y_ptr.dtype.element_ty), mask=mask)
 
 
-def bessel_j1(input, *, out=None):
+def bessel_j1(input, out=None):
     x = input.contiguous()
     y = torch.empty_like(x)
     n = x.numel()

@@ -16,7 +16,7 @@ CASES = {
 OUTLIER_FRACTION = 0.001
 
 
-def reference(input, other, *, out=None):
+def reference(input, other, out=None):
     return torch.bitwise_and(input, other, out=out)
 
 
@@ -60,7 +60,8 @@ TASK = Task(
     id="Math/bitwise_and",
     difficulty=2,
     entry="bitwise_and",
-    signature="bitwise_and(input, other, *, out=None)",
+    signature="bitwise_and(input, other, out=None)",
+    kernelbenchx_signature="bitwise_and(input, other, *, out=None)",
     description=(
         "Return the bitwise AND of two tensors of the same integer dtype (int32, int64, uint8) or of two bool "
         "tensors (logical AND), computed on the two's-complement bit patterns, so negative values and the "

@@ -39,7 +39,7 @@ def _collapse(shape, strides_list):
     return merged or [(1, [0] * len(strides_list))]
 
 
-def bitwise_and(input, other, *, out=None):
+def bitwise_and(input, other, out=None):
     if input.dtype != other.dtype:
         raise TypeError("input and other must have the same dtype")
     shape = tuple(torch.broadcast_shapes(input.shape, other.shape))

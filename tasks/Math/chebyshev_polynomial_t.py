@@ -16,7 +16,7 @@ MAX_DEGREE = 12
 SPECIAL = [1.0, -1.0, 0.0, -0.0, 0.5, -0.5, 0.99999994, -0.99999994, 1e-20]
 
 
-def reference(input, n, *, out=None):
+def reference(input, n, out=None):
     return torch.special.chebyshev_polynomial_t(input, n, out=out)
 
 
@@ -50,7 +50,8 @@ TASK = Task(
     id="Math/chebyshev_polynomial_t",
     difficulty=3,
     entry="chebyshev_polynomial_t",
-    signature="chebyshev_polynomial_t(input, n, *, out=None)",
+    signature="chebyshev_polynomial_t(input, n, out=None)",
+    kernelbenchx_signature="chebyshev_polynomial_t(input, n, *, out=None)",
     description=(
         "Return T_n(x), the Chebyshev polynomial of the first kind, for the float32 tensor `input` and the "
         "degree `n`, a Python int or an int64 tensor broadcasting against `input` (the result has the "

@@ -99,7 +99,7 @@ def _collapse(shape, strides_list):
     return merged or [(1, [0] * len(strides_list))]
 
 
-def chebyshev_polynomial_t(input, n, *, out=None):
+def chebyshev_polynomial_t(input, n, out=None):
     scalar = not isinstance(n, torch.Tensor)
     shape = tuple(input.shape) if scalar else tuple(torch.broadcast_shapes(input.shape, n.shape))
     dtype = input.dtype  # integer degrees never widen the floating result

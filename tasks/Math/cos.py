@@ -12,8 +12,8 @@ SHAPES = {
 }
 
 
-def reference(input, *, out=None):
-    return torch.cos(input, out=out)
+def reference(input_tensor):
+    return torch.cos(input_tensor)
 
 
 def make_inputs(seed, size, mode, dtype):
@@ -33,12 +33,12 @@ TASK = Task(
     id="Math/cos",
     difficulty=1,
     entry="cos",
-    signature="cos(input, *, out=None)",
+    signature="cos(input_tensor)",
+    kernelbenchx_signature="cos(input, *, out=None)",
     description=(
-        "Return cos(x) (x in radians) for every element of the floating-point tensor `input`, as a new tensor "
-        "with the input's shape and dtype. Arguments can be hundreds of radians, so the range reduction "
-        "must stay accurate for large |x|; compute in float32 for half-precision inputs. If `out` is given, "
-        "write the result into it and return it."
+        "Return cos(x) (x in radians) for every element of the floating-point tensor `input_tensor`, as a new "
+        "tensor with the input's shape and dtype. Arguments can be hundreds of radians, so the range reduction "
+        "must stay accurate for large |x|; compute in float32 for half-precision inputs."
     ),
     reference=reference,
     make_inputs=make_inputs,

@@ -15,8 +15,8 @@ SHAPES = {
 SPECIAL = [0.0, -0.0, -1.0, -3.0, 1.0, 1.4616321, 0.5, -0.5, 1e-6, 1e6, float("inf")]
 
 
-def reference(input, *, out=None):
-    return torch.special.digamma(input, out=out)
+def reference(input_tensor):
+    return torch.special.digamma(input_tensor)
 
 
 def make_inputs(seed, size, mode, dtype):
@@ -49,13 +49,14 @@ TASK = Task(
     id="Math/digamma",
     difficulty=2,
     entry="digamma",
-    signature="digamma(input, *, out=None)",
+    signature="digamma(input_tensor)",
+    kernelbenchx_signature="digamma(input, *, out=None)",
     description=(
-        "Return psi(x) = d/dx ln Gamma(x) for every element x of the floating-point tensor `input`, as a new "
-        "tensor with the input's shape and dtype. Positive arguments range from tiny to very large; negative "
-        "non-integers follow the reflection psi(x) = psi(1 - x) - pi / tan(pi x). Special values: +0 gives "
-        "-inf, -0 gives +inf, negative integers give NaN, +inf gives +inf, NaN stays NaN. Compute in float32 "
-        "for half-precision inputs; if `out` is given, write the result into it and return it."
+        "Return psi(x) = d/dx ln Gamma(x) for every element x of the floating-point tensor `input_tensor`, as "
+        "a new tensor with the input's shape and dtype. Positive arguments range from tiny to very large; "
+        "negative non-integers follow the reflection psi(x) = psi(1 - x) - pi / tan(pi x). Special values: +0 "
+        "gives -inf, -0 gives +inf, negative integers give NaN, +inf gives +inf, NaN stays NaN. Compute in "
+        "float32 for half-precision inputs."
     ),
     reference=reference,
     make_inputs=make_inputs,

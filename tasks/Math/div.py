@@ -21,7 +21,7 @@ EXACT_PAIRS = [(6.0, 2.0), (-6.0, 2.0), (7.0, -2.0), (-7.0, -2.0), (0.5, 0.25), 
                (8.766407012939453, 1.2523438930511475)]  # float32 a / b rounds up to 7; the floor is 6
 
 
-def reference(input, other, *, rounding_mode=None, out=None):
+def reference(input, other, rounding_mode=None, out=None):
     return torch.div(input, other, rounding_mode=rounding_mode, out=out)
 
 
@@ -67,7 +67,8 @@ TASK = Task(
     id="Math/div",
     difficulty=3,
     entry="div",
-    signature="div(input, other, *, rounding_mode=None, out=None)",
+    signature="div(input, other, rounding_mode=None, out=None)",
+    kernelbenchx_signature="div(input, other, *, rounding_mode=None, out=None)",
     description=(
         "Return input / other, where `input` is a floating-point tensor and `other` a tensor of the same dtype "
         "or a Python number; tensors broadcast against each other as in NumPy and may be non-contiguous, and "

@@ -60,7 +60,7 @@ def _collapse(shape, strides_list):
     return merged or [(1, [0] * len(strides_list))]
 
 
-def div(input, other, *, rounding_mode=None, out=None):
+def div(input, other, rounding_mode=None, out=None):
     if rounding_mode not in MODES:
         raise ValueError(f"rounding_mode must be None, 'trunc' or 'floor', got {rounding_mode!r}")
     scalar = not isinstance(other, torch.Tensor)

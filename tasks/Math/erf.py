@@ -12,8 +12,8 @@ SHAPES = {
 }
 
 
-def reference(input, *, out=None):
-    return torch.special.erf(input, out=out)
+def reference(input_tensor):
+    return torch.special.erf(input_tensor)
 
 
 def make_inputs(seed, size, mode, dtype):
@@ -36,12 +36,13 @@ TASK = Task(
     id="Math/erf",
     difficulty=3,
     entry="erf",
-    signature="erf(input, *, out=None)",
+    signature="erf(input_tensor)",
+    kernelbenchx_signature="erf(input, *, out=None)",
     description=(
         "Return the error function erf(x) = 2/sqrt(pi) * integral from 0 to x of exp(-t^2) dt for every "
-        "element of the floating-point tensor `input`, as a new tensor with the input's shape and dtype. "
-        "erf is odd, tends to +-1 for large |x| (erf(+-inf) = +-1) and keeps NaN; compute in float32 for "
-        "half-precision inputs. If `out` is given, write the result into it and return it."
+        "element of the floating-point tensor `input_tensor`, as a new tensor with the input's shape and "
+        "dtype. erf is odd, tends to +-1 for large |x| (erf(+-inf) = +-1) and keeps NaN; compute in float32 "
+        "for half-precision inputs."
     ),
     reference=reference,
     make_inputs=make_inputs,

@@ -18,7 +18,7 @@ CASES = {
 }
 
 
-def reference(input, s=None, dim=None, norm=None, *, out=None):
+def reference(input, s=None, dim=None, norm=None, out=None):
     return torch.fft.fftn(input, s=s, dim=dim, norm=norm, out=out)
 
 
@@ -66,7 +66,8 @@ TASK = Task(
     id="Math/fftn",
     difficulty=5,
     entry="fftn",
-    signature="fftn(input, s=None, dim=None, norm=None, *, out=None)",
+    signature="fftn(input, s=None, dim=None, norm=None, out=None)",
+    kernelbenchx_signature="fftn(input, s=None, dim=None, norm=None, *, out=None)",
     description=(
         "Return the N-dimensional discrete Fourier transform X[k] = sum_j x[j] exp(-2 pi i sum_d j_d k_d / n_d) "
         "of `input` (float32 or complex64) over the dimensions `dim` (a tuple, negative allowed; default: all, "

@@ -73,7 +73,7 @@ def _dims_and_lengths(x, s, dim):
     return dims, lengths
 
 
-def fftn(input, s=None, dim=None, norm=None, *, out=None):
+def fftn(input, s=None, dim=None, norm=None, out=None):
     dims, lengths = _dims_and_lengths(input, s, dim)
     if not dims:
         raise ValueError("fftn needs at least one dimension to transform")

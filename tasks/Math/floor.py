@@ -14,7 +14,7 @@ SHAPES = {
 SPECIAL = [-0.0, 0.0, -0.5, 0.5, -1.0, 2.0, -2.5, float("inf"), -float("inf"), 1e7 + 0.5, -3e8]
 
 
-def reference(input, *, out=None):
+def reference(input, out=None):
     return torch.floor(input, out=out)
 
 
@@ -39,7 +39,8 @@ TASK = Task(
     id="Math/floor",
     difficulty=2,
     entry="floor",
-    signature="floor(input, *, out=None)",
+    signature="floor(input, out=None)",
+    kernelbenchx_signature="floor(input, *, out=None)",
     description=(
         "Round every element of the floating-point tensor `input` down to the nearest integer (toward "
         "-inf: floor(-2.5) = -3, floor(2.5) = 2) and return the values as a new tensor of the input's shape "

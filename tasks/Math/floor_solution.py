@@ -11,7 +11,7 @@ def floor_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
     tl.store(y_ptr + offsets, tl.floor(x).to(y_ptr.dtype.element_ty), mask=mask)
 
 
-def floor(input, *, out=None):
+def floor(input, out=None):
     x = input.contiguous()
     y = torch.empty_like(x)
     n = x.numel()

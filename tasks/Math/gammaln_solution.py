@@ -75,7 +75,7 @@ def gammaln_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
     tl.store(y_ptr + offsets, y.to(y_ptr.dtype.element_ty), mask=mask)
 
 
-def gammaln(input, *, out=None):
+def gammaln(input, out=None):
     x = input.contiguous()
     y = torch.empty_like(x)
     n = x.numel()

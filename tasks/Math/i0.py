@@ -13,8 +13,8 @@ SHAPES = {
 SPECIAL = [0.0, -0.0, 1e-20, 12.0, -12.0, 40.0, 88.0, 90.0, 100.0]
 
 
-def reference(input, *, out=None):
-    return torch.special.i0(input, out=out)
+def reference(input_tensor, out=None):
+    return torch.special.i0(input_tensor, out=out)
 
 
 def make_inputs(seed, size, mode, dtype):
@@ -39,14 +39,15 @@ TASK = Task(
     id="Math/i0",
     difficulty=2,
     entry="i0",
-    signature="i0(input, *, out=None)",
+    signature="i0(input_tensor, out=None)",
+    kernelbenchx_signature="i0(input, *, out=None)",
     description=(
-        "Return I0(x) = sum over k >= 0 of (x^2 / 4)^k / (k!)^2, the zeroth-order modified Bessel function "
-        "of the first kind, for every element x of the floating-point tensor `input`, as a new tensor with "
+        "Return I0(x) = sum over k >= 0 of (x^2 / 4)^k / (k!)^2, the zeroth-order modified Bessel function of "
+        "the first kind, for every element x of the floating-point tensor `input_tensor`, as a new tensor with "
         "the input's shape and dtype. I0 is even, equals 1 at 0 and grows like exp(|x|) / sqrt(2 pi |x|): "
-        "finite results beyond the dtype's range are +inf and NaN stays NaN, but values that fit "
-        "must not overflow in an intermediate exp(|x|). Compute in float32 for half-precision inputs; if "
-        "`out` is given, write the result into it and return it."
+        "finite results beyond the dtype's range are +inf and NaN stays NaN, but values that fit must not "
+        "overflow in an intermediate exp(|x|). Compute in float32 for half-precision inputs; if `out` is "
+        "given, write the result into it and return it."
     ),
     reference=reference,
     make_inputs=make_inputs,

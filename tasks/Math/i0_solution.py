@@ -52,8 +52,8 @@ def i0_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr, SERIES_TERMS: tl.constexpr):
     tl.store(y_ptr + offsets, y.to(y_ptr.dtype.element_ty), mask=mask)
 
 
-def i0(input, *, out=None):
-    x = input.contiguous()
+def i0(input_tensor, out=None):
+    x = input_tensor.contiguous()
     y = torch.empty_like(x)
     n = x.numel()
     block = 1024

@@ -9,7 +9,7 @@ from evaluator.task import Cost, Inputs, Task, element_bytes, generator, pick, r
 SPECIALS = (0.0, -0.0, -1.0, -1e-3, float("inf"), float("nan"))
 
 
-def reference(input, *, out=None):
+def reference(input, out=None):
     return torch.log(input, out=out)
 
 
@@ -47,7 +47,8 @@ TASK = Task(
     id="Math/log",
     difficulty=1,
     entry="log",
-    signature="log(input, *, out=None)",
+    signature="log(input, out=None)",
+    kernelbenchx_signature="log(input, *, out=None)",
     description=(
         "Return a new tensor holding the natural (base e) logarithm of every element of `input`, with the "
         "input's shape and dtype. Follow IEEE rules outside the domain: +0 and -0 give -inf, negative numbers "

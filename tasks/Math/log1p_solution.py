@@ -27,7 +27,7 @@ def log1p_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
     tl.store(y_ptr + offsets, y.to(y_ptr.dtype.element_ty), mask=mask)
 
 
-def log1p(input, *, out=None):
+def log1p(input, out=None):
     x = input.contiguous()
     y = torch.empty_like(x)
     n = x.numel()

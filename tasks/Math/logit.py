@@ -9,7 +9,7 @@ from evaluator.task import Cost, Inputs, Task, element_bytes, generator, pick, u
 SPECIALS = (0.0, 1.0, -0.5, 1.5, float("nan"))
 
 
-def reference(input, eps=None, *, out=None):
+def reference(input, eps=None, out=None):
     return torch.special.logit(input, eps, out=out)
 
 
@@ -53,7 +53,8 @@ TASK = Task(
     id="Math/logit",
     difficulty=2,
     entry="logit",
-    signature="logit(input, eps=None, *, out=None)",
+    signature="logit(input, eps=None, out=None)",
+    kernelbenchx_signature="logit(input, eps=None, *, out=None)",
     description=(
         "Return a new tensor with ln(p / (1 - p)) for every element p of `input`, same shape and dtype. When "
         "`eps` (a Python float in (0, 0.5)) is given, first clamp each p into [eps, 1 - eps] (in float32); "

@@ -18,7 +18,7 @@ def logit_kernel(x_ptr, y_ptr, n, eps, CLAMP: tl.constexpr, BLOCK: tl.constexpr)
     tl.store(y_ptr + offsets, y.to(y_ptr.dtype.element_ty), mask=mask)
 
 
-def logit(input, eps=None, *, out=None):
+def logit(input, eps=None, out=None):
     x = input.contiguous()
     y = torch.empty_like(x)
     n = x.numel()

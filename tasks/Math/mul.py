@@ -2,10 +2,10 @@
 
 import torch
 
-from evaluator.task import Cost, Inputs, Task, element_bytes, generator, pick, randn
+from evaluator.task import Cost, Inputs, Task, element_bytes, generator, randn
 
 
-def reference(input, other, *, out=None):
+def reference(input, other, out=None):
     return torch.mul(input, other, out=out)
 
 
@@ -35,7 +35,8 @@ TASK = Task(
     id="Math/mul",
     difficulty=3,
     entry="mul",
-    signature="mul(input, other, *, out=None)",
+    signature="mul(input, other, out=None)",
+    kernelbenchx_signature="mul(input, other, *, out=None)",
     description=(
         "Return input * other elementwise as a new tensor. `input` is a floating tensor; `other` is a tensor "
         "of the same dtype or a Python number (int or float). Tensor operands broadcast like NumPy (align "

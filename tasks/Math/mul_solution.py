@@ -42,7 +42,7 @@ def mul_broadcast_kernel(a_ptr, b_ptr, y_ptr, n_rows, s1, s2, s3,
     tl.store(y_ptr + y_off, (a * b).to(y_ptr.dtype.element_ty), mask=mask)
 
 
-def mul(input, other, *, out=None):
+def mul(input, other, out=None):
     out_dtype = torch.result_type(input, other)
     if not isinstance(other, torch.Tensor):
         x = input.contiguous()

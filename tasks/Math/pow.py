@@ -2,11 +2,11 @@
 
 import torch
 
-from evaluator.task import Cost, Inputs, Task, element_bytes, generator, pick, randn
+from evaluator.task import Cost, Inputs, Task, element_bytes, generator, randn
 
 
-def reference(input, exponent, *, out=None):
-    return torch.pow(input, exponent, out=out)
+def reference(input_tensor, exponent, out=None):
+    return torch.pow(input_tensor, exponent, out=out)
 
 
 def make_inputs(seed, size, mode, dtype):
@@ -48,15 +48,16 @@ TASK = Task(
     id="Math/pow",
     difficulty=3,
     entry="pow",
-    signature="pow(input, exponent, *, out=None)",
+    signature="pow(input_tensor, exponent, out=None)",
+    kernelbenchx_signature="pow(input, exponent, *, out=None)",
     description=(
-        "Return input ** exponent elementwise as a new tensor of input's dtype. `exponent` is a Python number "
-        "(int or float) or a tensor of input's dtype; tensors broadcast like NumPy (up to 4 dimensions; the "
-        "result may be larger than either operand). Follow torch.pow on real numbers: a negative base with a "
-        "non-integral exponent gives NaN and with an integral one a real result of the right sign; x ** 0 = 1 "
-        "and 1 ** y = 1 even for NaN; 0 ** y is 0 for y > 0 and +inf for y < 0, but -0.0 ** y is -0.0 or -inf "
-        "when y is an odd integer. Compute in float32 for half-precision inputs; `out` is never passed (it "
-        "stays None)."
+        "Return input_tensor ** exponent elementwise as a new tensor of the dtype of `input_tensor`. "
+        "`exponent` is a Python number (int or float) or a tensor of that dtype; tensors broadcast like NumPy "
+        "(up to 4 dimensions; the result may be larger than either operand). Follow torch.pow on real numbers: "
+        "a negative base with a non-integral exponent gives NaN and with an integral one a real result of the "
+        "right sign; x ** 0 = 1 and 1 ** y = 1 even for NaN; 0 ** y is 0 for y > 0 and +inf for y < 0, but "
+        "-0.0 ** y is -0.0 or -inf when y is an odd integer. Compute in float32 for half-precision inputs; "
+        "`out` is never passed (it stays None)."
     ),
     reference=reference,
     make_inputs=make_inputs,

@@ -56,27 +56,29 @@ def pow_broadcast_kernel(a_ptr, b_ptr, y_ptr, n_rows, s1, s2, s3,
     tl.store(y_ptr + y_off, _pow(a, b).to(y_ptr.dtype.element_ty), mask=mask)
 
 
-def pow(input, exponent, *, out=None):
-    out_dtype = torch.result_type(input, exponent)
+def pow(input_tensor, exponent, out=None):
+    out_dtype = torch.result_type(input_tensor, exponent)
     if not isinstance(exponent, torch.Tensor):
-        x = input.contiguous()
+        x = input_tensor.contiguous()
         y = torch.empty(x.shape, dtype=out_dtype, device=x.device)
         n = x.numel()
         if n:
             pow_flat_kernel[(triton.cdiv(n, 1024),)](x, x, y, float(exponent), n, B_SCALAR=True, BLOCK=1024)
     else:
-        shape = torch.broadcast_shapes(input.shape, exponent.shape)
-        y = torch.empty(shape, dtype=out_dtype, device=input.device)
+        shape = torch.broadcast_shapes(input_tensor.shape, exponent.shape)
+        y = torch.empty(shape, dtype=out_dtype, device=input_tensor.device)
         n = y.numel()
-        if n and tuple(input.shape) == tuple(shape) and tuple(exponent.shape) == tuple(shape) \
-                and input.is_contiguous() and exponent.is_contiguous():
-            pow_flat_kernel[(triton.cdiv(n, 1024),)](input, exponent, y, 0.0, n, B_SCALAR=False, BLOCK=1024)
+        if n and tuple(input_tensor.shape) == tuple(shape) and tuple(exponent.shape) == tuple(shape) \
+                and input_tensor.is_contiguous() and exponent.is_contiguous():
+            pow_flat_kernel[(triton.cdiv(n, 1024),)](input_tensor, exponent, y, 0.0, n, B_SCALAR=False,
+                                                     BLOCK=1024)
         elif n:
             if len(shape) > MAX_DIMS:
                 raise ValueError(f"pow supports at most {MAX_DIMS} dimensions")
             full = [1] * (MAX_DIMS - len(shape)) + list(shape)
             # leading size-1 dimensions, then expand: stride 0 along every broadcast dimension
-            a = input.reshape([1] * (MAX_DIMS - input.dim()) + list(input.shape)).expand(full)
+            a = input_tensor.reshape([1] * (MAX_DIMS - input_tensor.dim()) + list(input_tensor.shape))
+            a = a.expand(full)
             b = exponent.reshape([1] * (MAX_DIMS - exponent.dim()) + list(exponent.shape)).expand(full)
             last = full[-1]
             block_c = max(16, min(1024, triton.next_power_of_2(last)))

@@ -8,7 +8,7 @@ from evaluator.task import Cost, Inputs, Task, element_bytes, generator, pick, r
 SPECIALS = (0.0, -0.0, float("inf"), float("-inf"), float("nan"))
 
 
-def reference(input, *, out=None):
+def reference(input, out=None):
     return torch.reciprocal(input, out=out)
 
 
@@ -42,7 +42,8 @@ TASK = Task(
     id="Math/reciprocal",
     difficulty=2,
     entry="reciprocal",
-    signature="reciprocal(input, *, out=None)",
+    signature="reciprocal(input, out=None)",
+    kernelbenchx_signature="reciprocal(input, *, out=None)",
     description=(
         "Return a new tensor with 1 / x for every element x of the floating-point tensor `input`, same shape "
         "and dtype. IEEE rules apply and are evaluated: +0 gives +inf, -0 gives -inf, +-inf give zeros and NaN "

@@ -11,7 +11,7 @@ def reciprocal_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
     tl.store(y_ptr + offsets, (1.0 / x).to(y_ptr.dtype.element_ty), mask=mask)
 
 
-def reciprocal(input, *, out=None):
+def reciprocal(input, out=None):
     x = input.contiguous()
     y = torch.empty_like(x)
     n = x.numel()

@@ -9,7 +9,7 @@ from evaluator.task import Cost, Inputs, Task, element_bytes, generator, pick, r
 SPECIALS = (0.0, -0.0, -1.0, float("inf"), float("nan"))
 
 
-def reference(input, *, out=None):
+def reference(input, out=None):
     return torch.rsqrt(input, out=out)
 
 
@@ -45,7 +45,8 @@ TASK = Task(
     id="Math/rsqrt",
     difficulty=1,
     entry="rsqrt",
-    signature="rsqrt(input, *, out=None)",
+    signature="rsqrt(input, out=None)",
+    kernelbenchx_signature="rsqrt(input, *, out=None)",
     description=(
         "Return a new tensor with 1 / sqrt(x) for every element x of `input`, same shape and dtype. "
         "Non-finite cases are evaluated and follow IEEE rules: +0 gives +inf, -0 gives -inf, negative numbers "

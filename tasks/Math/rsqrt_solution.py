@@ -11,7 +11,7 @@ def rsqrt_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
     tl.store(y_ptr + offsets, tl.rsqrt(x).to(y_ptr.dtype.element_ty), mask=mask)
 
 
-def rsqrt(input, *, out=None):
+def rsqrt(input, out=None):
     x = input.contiguous()
     y = torch.empty_like(x)
     n = x.numel()

@@ -16,7 +16,7 @@ NEGATIVE_NAN = {torch.float32: (torch.int32, -4194304), torch.float16: (torch.in
 SIGNED_OF_WIDTH = {2: torch.int16, 4: torch.int32, 8: torch.int64}
 
 
-def reference(input, *, out=None):
+def reference(input, out=None):
     # torch.signbit, read from the bits: on CUDA, torch.signbit drops the sign of a float16 NaN.
     if not input.is_floating_point():
         return torch.signbit(input, out=out)
@@ -59,7 +59,8 @@ TASK = Task(
     id="Math/signbit",
     difficulty=2,
     entry="signbit",
-    signature="signbit(input, *, out=None)",
+    signature="signbit(input, out=None)",
+    kernelbenchx_signature="signbit(input, *, out=None)",
     description=(
         "Return a torch.bool tensor with `input`'s shape that is True exactly where the element's sign bit "
         "is set: for negative numbers, -inf, negative zero (-0.0), and NaNs whose sign bit is set; False for "

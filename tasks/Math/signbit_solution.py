@@ -13,7 +13,7 @@ def signbit_kernel(bits_ptr, y_ptr, n, BLOCK: tl.constexpr):
     tl.store(y_ptr + offsets, bits < 0, mask=mask)
 
 
-def signbit(input, *, out=None):
+def signbit(input, out=None):
     x = input.contiguous()
     int_dtype = {1: torch.int8, 2: torch.int16, 4: torch.int32, 8: torch.int64}[x.element_size()]
     bits = x.view(int_dtype)

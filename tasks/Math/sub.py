@@ -2,7 +2,7 @@
 
 import torch
 
-from evaluator.task import Cost, Inputs, Task, element_bytes, generator, pick, randn
+from evaluator.task import Cost, Inputs, Task, element_bytes, generator, randn
 
 
 def reference(input, other, *, alpha=1, out=None):

@@ -10,7 +10,7 @@ from evaluator.task import Cost, Inputs, Task, element_bytes, generator, pick, r
 SPECIALS = (0.5, -0.5, 2.5, -2.5, 1.0e7, float("inf"), float("-inf"), float("nan"))
 
 
-def reference(input, *, out=None):
+def reference(input, out=None):
     return torch.trunc(input, out=out)
 
 
@@ -44,7 +44,8 @@ TASK = Task(
     id="Math/trunc",
     difficulty=1,
     entry="trunc",
-    signature="trunc(input, *, out=None)",
+    signature="trunc(input, out=None)",
+    kernelbenchx_signature="trunc(input, *, out=None)",
     description=(
         "Return a new tensor, same shape and dtype as the floating tensor `input`, with every element rounded "
         "toward zero to an integral value (2.7 -> 2, -2.7 -> -2, -0.5 -> -0); values that are already "

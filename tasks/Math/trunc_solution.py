@@ -12,7 +12,7 @@ def trunc_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
     tl.store(y_ptr + offsets, y.to(y_ptr.dtype.element_ty), mask=mask)
 
 
-def trunc(input, *, out=None):
+def trunc(input, out=None):
     x = input.contiguous()
     y = torch.empty_like(x)
     n = x.numel()

@@ -5,7 +5,7 @@ import torch
 from evaluator.task import Cost, Inputs, Task, element_bytes, generator, pick, randn
 
 
-def reference(input, other, *, out=None):
+def reference(input, other, out=None):
     return torch.special.zeta(input, other, out=out)
 
 
@@ -43,7 +43,8 @@ TASK = Task(
     id="Math/zeta",
     difficulty=3,
     entry="zeta",
-    signature="zeta(input, other, *, out=None)",
+    signature="zeta(input, other, out=None)",
+    kernelbenchx_signature="zeta(input, other, *, out=None)",
     description=(
         "Hurwitz zeta function: return zeta(x, q) = sum_{k>=0} (k + q)^-x elementwise, x from `input` and q "
         "from `other` (q = 1 gives the Riemann zeta function). Each is a float32 tensor or a Python number "

@@ -93,7 +93,7 @@ def zeta_broadcast_kernel(x_ptr, q_ptr, y_ptr, n_rows, s1, s2, s3,
     tl.store(y_ptr + y_off, _hurwitz(s, q).to(y_ptr.dtype.element_ty), mask=mask)
 
 
-def zeta(input, other, *, out=None):
+def zeta(input, other, out=None):
     out_dtype = torch.result_type(input, other)
     device = input.device if isinstance(input, torch.Tensor) else other.device
     # a Python number becomes a 0-dim tensor, broadcast with stride 0 like any size-1 dimension

@@ -6,7 +6,7 @@ from evaluator.contracts import Tolerance
 from evaluator.task import Cost, Inputs, Task, element_bytes, generator, pick, randn
 
 
-def reference(input, mat1, mat2, *, beta=1, alpha=1, out=None):
+def reference(input, mat1, mat2, beta=1, alpha=1, out=None):
     return torch.addmm(input, mat1, mat2, beta=beta, alpha=alpha, out=out)
 
 
@@ -59,7 +59,8 @@ TASK = Task(
     id="MatrixMultiply/addmm",
     difficulty=4,
     entry="addmm",
-    signature="addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None)",
+    signature="addmm(input, mat1, mat2, beta=1, alpha=1, out=None)",
+    kernelbenchx_signature="addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None)",
     description=(
         "Return beta * input + alpha * (mat1 @ mat2) as torch.addmm does, where mat1 is (M, K), mat2 is (K, N) "
         "and `input` broadcasts to (M, N) (it may be (M, N), an (N,) row, an (M, 1) column or a 0-dim scalar); "

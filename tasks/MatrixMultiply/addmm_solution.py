@@ -58,7 +58,7 @@ def _block(extent, largest):
     return max(16, min(largest, triton.next_power_of_2(extent)))
 
 
-def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
+def addmm(input, mat1, mat2, beta=1, alpha=1, out=None):
     if mat1.dim() != 2 or mat2.dim() != 2:
         raise ValueError("mat1 and mat2 must be matrices")
     m, k = mat1.shape

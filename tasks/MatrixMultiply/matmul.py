@@ -6,8 +6,8 @@ from evaluator.contracts import Tolerance
 from evaluator.task import Cost, Inputs, Task, element_bytes, generator, pick, randn
 
 
-def reference(input, other, *, out=None):
-    return torch.matmul(input, other, out=out)
+def reference(tensor1, tensor2):
+    return torch.matmul(tensor1, tensor2)
 
 
 def make_inputs(seed, size, mode, dtype):
@@ -42,14 +42,14 @@ TASK = Task(
     id="MatrixMultiply/matmul",
     difficulty=4,
     entry="matmul",
-    signature="matmul(input, other, *, out=None)",
+    signature="matmul(tensor1, tensor2)",
+    kernelbenchx_signature="matmul(input, other, *, out=None)",
     description=(
-        "Return the matrix product of `input` and `other`, as torch.matmul does, in the inputs' dtype. "
+        "Return the matrix product of `tensor1` and `tensor2`, as torch.matmul does, in the inputs' dtype. "
         "Both operands are either 2-D, (M, K) @ (K, N) -> (M, N), or 3-D batches of matrices with the same "
-        "batch size, (B, M, K) @ (B, K, N) -> (B, M, N); either operand may be a non-contiguous view "
-        "(e.g. a transpose), so honour strides or make it contiguous. "
-        "Accumulate in float32 (TF32 tensor-core precision is accepted for float32 inputs). "
-        "If `out` is given, write the result into it and return it; otherwise return a new tensor."
+        "batch size, (B, M, K) @ (B, K, N) -> (B, M, N); either operand may be a non-contiguous view (e.g. a "
+        "transpose), so honour strides or make it contiguous. Accumulate in float32 (TF32 tensor-core "
+        "precision is accepted for float32 inputs). Return a new tensor."
     ),
     reference=reference,
     make_inputs=make_inputs,

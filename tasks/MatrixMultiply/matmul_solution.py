@@ -56,13 +56,13 @@ def _block(extent, largest):
     return max(16, min(largest, triton.next_power_of_2(extent)))
 
 
-def matmul(input, other, *, out=None):
-    if input.dim() not in (2, 3) or other.dim() not in (2, 3):
+def matmul(tensor1, tensor2):
+    if tensor1.dim() not in (2, 3) or tensor2.dim() not in (2, 3):
         raise ValueError("matmul supports 2-D and 3-D operands")
-    if input.dtype != other.dtype:
-        raise TypeError("input and other must have the same dtype")
-    a = input if input.dim() == 3 else input.unsqueeze(0)
-    b = other if other.dim() == 3 else other.unsqueeze(0)
+    if tensor1.dtype != tensor2.dtype:
+        raise TypeError("tensor1 and tensor2 must have the same dtype")
+    a = tensor1 if tensor1.dim() == 3 else tensor1.unsqueeze(0)
+    b = tensor2 if tensor2.dim() == 3 else tensor2.unsqueeze(0)
     batch_a, m, k = a.shape
     batch_b, k2, n = b.shape
     if k != k2:
@@ -73,20 +73,20 @@ def matmul(input, other, *, out=None):
     stride_ab = a.stride(0) if batch_a > 1 else 0
     stride_bb = b.stride(0) if batch_b > 1 else 0
 
-    if input.dim() == 2 and other.dim() == 2:
+    if tensor1.dim() == 2 and tensor2.dim() == 2:
         out_shape = (m, n)
     else:
         out_shape = (batch, m, n)
-    c = torch.empty(out_shape, device=input.device, dtype=input.dtype)
+    c = torch.empty(out_shape, device=tensor1.device, dtype=tensor1.dtype)
     c3 = c if c.dim() == 3 else c.unsqueeze(0)
 
-    half = input.element_size() == 2
+    half = tensor1.element_size() == 2
     block_m = _block(m, 128)
     block_n = _block(n, 128)
     block_k = _block(k, 64 if half else 32)
     num_warps = 8 if block_m * block_n >= 128 * 128 else 4
     # bfloat16 on CPU tensors means the Triton interpreter (see UPCAST in the kernel)
-    upcast = input.dtype == torch.bfloat16 and input.device.type == "cpu"
+    upcast = tensor1.dtype == torch.bfloat16 and tensor1.device.type == "cpu"
     grid = (triton.cdiv(m, block_m) * triton.cdiv(n, block_n), batch)
     matmul_kernel[grid](a, b, c3, m, n, k,
                         stride_ab, a.stride(1), a.stride(2),
@@ -95,7 +95,4 @@ def matmul(input, other, *, out=None):
                         BLOCK_M=block_m, BLOCK_N=block_n, BLOCK_K=block_k, GROUP_M=GROUP_M,
                         UPCAST=upcast,
                         num_warps=num_warps, num_stages=3)
-    if out is not None:
-        out.copy_(c)
-        return out
     return c

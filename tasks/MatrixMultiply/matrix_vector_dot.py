@@ -2,7 +2,6 @@
 
 import torch
 
-from evaluator.contracts import Tolerance
 from evaluator.task import Cost, Inputs, Task, element_bytes, generator, pick, randn
 
 

@@ -1,7 +1,5 @@
 """Pairwise p-norm distances between x1 and x2, then L_p-normalized along one dimension."""
 
-import math
-
 import torch
 
 from evaluator.task import Cost, Inputs, Task, element_bytes, generator, pick, randn

@@ -43,7 +43,7 @@ def make_inputs(seed, size, mode, dtype):
     gen = generator(seed)
     cases = pick(size, small=SMALL, standard=STANDARD, edge=EDGE)
     x_shape, (c_out, kh, kw), stride, padding, has_bias = cases[seed % len(cases)]
-    n, c_in = x_shape[0], x_shape[1]
+    c_in = x_shape[1]
     fan_in = c_in * kh * kw
     # A few activation spikes set the per-tensor int8 step (more and larger ones in outlier mode), and
     # every output channel's filter has one large tap, so both quantization errors are clearly

@@ -7,9 +7,9 @@ import torch
 from evaluator.task import DEVICE, Cost, Inputs, Task, pick
 
 
-def reference(start, end, steps, base=10.0, *, out=None, dtype=None, layout=torch.strided, device=None,
+def reference(start, end, steps, base=10.0, dtype=None, layout=torch.strided, device=None,
               requires_grad=False):
-    return torch.logspace(start, end, steps, base=base, out=out, dtype=dtype, layout=layout, device=device,
+    return torch.logspace(start, end, steps, base=base, dtype=dtype, layout=layout, device=device,
                           requires_grad=requires_grad)
 
 
@@ -44,8 +44,10 @@ TASK = Task(
     id="Random/logspace",
     difficulty=1,
     entry="logspace",
-    signature=("logspace(start, end, steps, base=10.0, *, out=None, dtype=None, layout=torch.strided, "
+    signature=("logspace(start, end, steps, base=10.0, dtype=None, layout=torch.strided, "
                "device=None, requires_grad=False)"),
+    kernelbenchx_signature=("logspace(start, end, steps, base=10.0, *, out=None, dtype=None, "
+                            "layout=torch.strided, device=None, requires_grad=False)"),
     description=(
         "Return a new 1-D tensor of `steps` values base ** e_i, where the exponents e_i run evenly from `start` "
         "to `end` inclusive: e_i = start + i * (end - start) / (steps - 1), and a single step gives "

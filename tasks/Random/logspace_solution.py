@@ -21,7 +21,7 @@ def logspace_kernel(out_ptr, steps, start, end, step, log2_base, BLOCK: tl.const
     tl.store(out_ptr + i, y.to(out_ptr.dtype.element_ty), mask=mask)
 
 
-def logspace(start, end, steps, base=10.0, *, out=None, dtype=None, layout=torch.strided, device=None,
+def logspace(start, end, steps, base=10.0, dtype=None, layout=torch.strided, device=None,
              requires_grad=False):
     if steps < 0:
         raise ValueError("steps must be non-negative")
@@ -33,7 +33,4 @@ def logspace(start, end, steps, base=10.0, *, out=None, dtype=None, layout=torch
     log2_base = math.log2(float(base))
     logspace_kernel[(max(1, triton.cdiv(steps, BLOCK)),)](result, steps, start, end, step, log2_base,
                                                           BLOCK=BLOCK, num_warps=8)
-    if out is not None:
-        out.copy_(result)
-        return out
     return result

@@ -49,8 +49,10 @@ TASK = Task(
     id="Random/rand",
     difficulty=2,
     entry="rand",
-    signature=("rand(*size, *, generator=None, out=None, dtype=None, layout=torch.strided, device=None, "
+    signature=("rand(*size, generator=None, out=None, dtype=None, layout=torch.strided, device=None, "
                "requires_grad=False, pin_memory=False)"),
+    kernelbenchx_signature=("rand(*size, *, generator=None, out=None, dtype=None, layout=torch.strided, "
+                            "device=None, requires_grad=False, pin_memory=False)"),
     description=(
         "Return a new contiguous tensor of shape `size` (given as separate ints) with independent samples from "
         "the uniform distribution on [0, 1) (1 excluded, also after rounding to a half-precision `dtype`), of "

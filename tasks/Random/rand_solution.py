@@ -29,8 +29,8 @@ def rand_kernel(out_ptr, n, seed, GRID: tl.constexpr, QUARTER: tl.constexpr):
     _store_uniform(out_ptr, base + 3 * QUARTER, u3, n, GRID)
 
 
-def rand(*size, generator=None, out=None, dtype=None, layout=torch.strided, device=None, requires_grad=False,
-         pin_memory=False):
+def rand(*size, generator=None, out=None, dtype=None, layout=torch.strided, device=None,
+         requires_grad=False, pin_memory=False):
     if len(size) == 1 and isinstance(size[0], (tuple, list, torch.Size)):
         size = tuple(size[0])
     dtype = dtype or torch.float32

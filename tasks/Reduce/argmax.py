@@ -6,8 +6,8 @@ from evaluator.contracts import Exact
 from evaluator.task import Cost, Inputs, Task, element_bytes, generator, pick, randn, with_outliers
 
 
-def reference(input, dim, keepdim=False):
-    return torch.argmax(input, dim, keepdim=keepdim)
+def reference(input_tensor, dim, keepdim=False):
+    return torch.argmax(input_tensor, dim, keepdim=keepdim)
 
 
 # (shape, dim, keepdim) per (size, seed): the last dim, a middle dim, the flattened tensor
@@ -47,13 +47,14 @@ TASK = Task(
     id="Reduce/argmax",
     difficulty=3,
     entry="argmax",
-    signature="argmax(input, dim, keepdim=False)",
+    signature="argmax(input_tensor, dim, keepdim=False)",
+    kernelbenchx_signature="argmax(input, dim, keepdim=False)",
     description=(
-        "Return the int64 index of the maximum value along dimension `dim` (an int, negative counting from the "
-        "end); when several elements share the maximum, the smallest index (the first occurrence) wins. With "
-        "keepdim=True the reduced dim stays with size 1, otherwise it is removed. With dim=None the input is "
-        "treated as flattened and a 0-dim index into it is returned. Inputs hold no NaN; integer inputs "
-        "(int32) are compared as integers."
+        "Return the int64 index of the maximum value of `input_tensor` along dimension `dim` (an int, negative "
+        "counting from the end); when several elements share the maximum, the smallest index (the first "
+        "occurrence) wins. With keepdim=True the reduced dim stays with size 1, otherwise it is removed. With "
+        "dim=None the input is treated as flattened and a 0-dim index into it is returned. Inputs hold no NaN; "
+        "integer inputs (int32) are compared as integers."
     ),
     reference=reference,
     make_inputs=make_inputs,

@@ -69,8 +69,8 @@ def _pow2(n):
     return triton.next_power_of_2(max(1, int(n)))
 
 
-def argmax(input, dim, keepdim=False):
-    x = input.contiguous()
+def argmax(input_tensor, dim, keepdim=False):
+    x = input_tensor.contiguous()
     nd = x.dim()
     if dim is None:
         a, k, b = 1, max(1, x.numel()), 1

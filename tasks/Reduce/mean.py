@@ -7,8 +7,8 @@ import torch
 from evaluator.task import Cost, Inputs, Task, element_bytes, generator, pick, randn
 
 
-def reference(input, dim, keepdim=False, *, dtype=None):
-    return torch.mean(input, dim, keepdim=keepdim, dtype=dtype)
+def reference(input_tensor, dim, keepdim=False, dtype=None, out=None):
+    return torch.mean(input_tensor, dim, keepdim=keepdim, dtype=dtype, out=out)
 
 
 # (shape, dim, keepdim) per (size, seed): a long last dim with few rows, dims given as a tuple
@@ -45,18 +45,19 @@ TASK = Task(
     id="Reduce/mean",
     difficulty=1,
     entry="mean",
-    signature="mean(input, dim, keepdim=False, *, dtype=None)",
+    signature="mean(input_tensor, dim, keepdim=False, dtype=None, out=None)",
     kernelbenchx_signature=(
         "input (Tensor): the input tensor. dim (int or tuple of ints): the dimension or dimensions to reduce. "
         "keepdim (bool): whether the output tensor has dim retained or not. dtype (torch.dtype, optional): the "
         "desired data type of returned tensor. If specified, the input tensor is casted to dtype before th"
     ),
     description=(
-        "Average the elements of a floating-point `input` over `dim`, an int or a tuple of ints (negative values "
-        "count from the end; the listed dims may be in any order and need not be adjacent): each result element "
-        "is the sum of its reduced elements divided by their count. With keepdim=True the reduced dims stay with "
-        "size 1, otherwise they are removed. The result has the input's dtype, or `dtype` when given (the input "
-        "is converted to it first); accumulate in float32 for half-precision data."
+        "Average the elements of a floating-point `input_tensor` over `dim`, an int or a tuple of ints "
+        "(negative values count from the end; the listed dims may be in any order and need not be adjacent): "
+        "each result element is the sum of its reduced elements divided by their count. With keepdim=True the "
+        "reduced dims stay with size 1, otherwise they are removed. The result has the input's dtype, or "
+        "`dtype` when given (the input is converted to it first); accumulate in float32 for half-precision "
+        "data; `out` is always None."
     ),
     reference=reference,
     make_inputs=make_inputs,

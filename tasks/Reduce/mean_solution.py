@@ -94,8 +94,8 @@ def _reduce_mid(x, A, K, B, out, divisor):
         _reduce_mid(dst, 1, splits, A * B, out, divisor)
 
 
-def mean(input, dim, keepdim=False, *, dtype=None):
-    x = input
+def mean(input_tensor, dim, keepdim=False, dtype=None, out=None):
+    x = input_tensor
     if dtype is not None and dtype != x.dtype:
         x = x.to(dtype)
     if not x.dtype.is_floating_point:
@@ -113,7 +113,7 @@ def mean(input, dim, keepdim=False, *, dtype=None):
         out_shape = [1 if d in reduced else s for d, s in enumerate(shape)]
     else:
         out_shape = [s for d, s in enumerate(shape) if d not in reduced]
-    out = torch.empty(out_shape, device=x.device, dtype=x.dtype)
+    result = torch.empty(out_shape, device=x.device, dtype=x.dtype)
     count = math.prod(shape[d] for d in reduced)
     divisor = float(count) if count else float("nan")
     x = x.contiguous()
@@ -128,22 +128,25 @@ def mean(input, dim, keepdim=False, *, dtype=None):
         else:
             groups.append([s, r])
     kinds = [r for _, r in groups]
-    m_out = max(1, out.numel())
+    m_out = max(1, result.numel())
     if kinds.count(True) == 0:
-        _reduce_rows(x, m_out, 1, out, divisor)
+        _reduce_rows(x, m_out, 1, result, divisor)
     elif kinds.count(True) == 1:
         i = kinds.index(True)
         a = math.prod(s for s, _ in groups[:i])
         k = groups[i][0]
         b = math.prod(s for s, _ in groups[i + 1:])
         if b == 1:
-            _reduce_rows(x, a, k, out, divisor)
+            _reduce_rows(x, a, k, result, divisor)
         else:
-            _reduce_mid(x, a, k, b, out, divisor)
+            _reduce_mid(x, a, k, b, result, divisor)
     else:
         # reduced dims apart from each other: move them to the end first
         kept = [d for d in range(nd) if d not in reduced]
         red = [d for d in range(nd) if d in reduced]
         xp = x.permute(*kept, *red).contiguous()
-        _reduce_rows(xp, m_out, count, out, divisor)
-    return out
+        _reduce_rows(xp, m_out, count, result, divisor)
+    if out is not None:
+        out.copy_(result)
+        return out
+    return result

@@ -6,8 +6,8 @@ from evaluator.contracts import Exact
 from evaluator.task import Cost, Inputs, Task, element_bytes, generator, pick, randn, with_outliers
 
 
-def reference(input, dim, keepdim=False, *, out=None):
-    values, indices = torch.min(input, dim, keepdim=keepdim)
+def reference(input_tensor, dim, keepdim=False):
+    values, indices = torch.min(input_tensor, dim, keepdim=keepdim)
     return values, indices
 
 
@@ -47,13 +47,14 @@ TASK = Task(
     id="Reduce/min",
     difficulty=2,
     entry="min",
-    signature="min(input, dim, keepdim=False, *, out=None)",
+    signature="min(input_tensor, dim, keepdim=False)",
+    kernelbenchx_signature="min(input, dim, keepdim=False, *, out=None)",
     description=(
-        "Reduce `input` along dimension `dim` (an int, negative counting from the end) to its minimum, and "
-        "return a tuple (values, indices): the minima in the input's dtype and the int64 position of each "
+        "Reduce `input_tensor` along dimension `dim` (an int, negative counting from the end) to its minimum, "
+        "and return a tuple (values, indices): the minima in the input's dtype and the int64 position of each "
         "along `dim`, the first occurrence when several elements share the minimum. With keepdim=True the "
         "reduced dim stays with size 1 in both results, otherwise it is removed. Inputs hold no NaN; int32 "
-        "inputs are compared as integers; `out` is always None."
+        "inputs are compared as integers."
     ),
     reference=reference,
     make_inputs=make_inputs,

@@ -71,8 +71,8 @@ def _pow2(n):
     return triton.next_power_of_2(max(1, int(n)))
 
 
-def min(input, dim, keepdim=False, *, out=None):
-    x = input.contiguous()
+def min(input_tensor, dim, keepdim=False):
+    x = input_tensor.contiguous()
     nd = x.dim()
     shape = list(x.shape) if nd > 0 else [1]
     d = dim % nd if nd > 0 else 0
@@ -103,8 +103,4 @@ def min(input, dim, keepdim=False, *, out=None):
         min_mid_kernel[(a * triton.cdiv(b, block_b),)](x, values, indices, a, k, b, IS_INT=is_int,
                                                        BLOCK_K=block_k, BLOCK_B=block_b,
                                                        num_warps=8 if block_k * block_b >= 4096 else 4)
-    if out is not None:
-        out[0].copy_(values)
-        out[1].copy_(indices)
-        return out
     return values, indices

@@ -7,7 +7,7 @@ import torch
 from evaluator.task import Cost, Inputs, Task, element_bytes, generator, pick, randn
 
 
-def reference(input, dim=None, *, correction=1, keepdim=False, out=None):
+def reference(input, dim=None, correction=1, keepdim=False, out=None):
     return torch.std(input, dim=dim, correction=correction, keepdim=keepdim, out=out)
 
 
@@ -46,7 +46,8 @@ TASK = Task(
     id="Reduce/std",
     difficulty=2,
     entry="std",
-    signature="std(input, dim=None, *, correction=1, keepdim=False, out=None)",
+    signature="std(input, dim=None, correction=1, keepdim=False, out=None)",
+    kernelbenchx_signature="std(input, dim=None, *, correction=1, keepdim=False, out=None)",
     description=(
         "Standard deviation of the elements of `input` over `dim` (an int, a tuple of ints in any order, "
         "negative values counting from the end, or None for all elements): sqrt(sum((x - mean)**2) / "

@@ -177,7 +177,7 @@ def _std_mid(x, A, K, B, out, denom):
     _combine(means, m2s, out, splits, A * B, K, per, denom)
 
 
-def std(input, dim=None, *, correction=1, keepdim=False, out=None):
+def std(input, dim=None, correction=1, keepdim=False, out=None):
     x = input
     nd = x.dim()
     if dim is None or (not isinstance(dim, int) and len(dim) == 0):

@@ -7,7 +7,7 @@ import torch
 from evaluator.task import Cost, Inputs, Task, element_bytes, generator, pick, randn
 
 
-def reference(input, dim, keepdim=False, *, dtype=None):
+def reference(input, dim, keepdim=False, dtype=None):
     return torch.sum(input, dim, keepdim=keepdim, dtype=dtype)
 
 
@@ -46,7 +46,8 @@ TASK = Task(
     id="Reduce/sum",
     difficulty=2,
     entry="sum",
-    signature="sum(input, dim, keepdim=False, *, dtype=None)",
+    signature="sum(input, dim, keepdim=False, dtype=None)",
+    kernelbenchx_signature="sum(input, dim, keepdim=False, *, dtype=None)",
     description=(
         "Add up the elements of `input` over the dimension `dim`, which is an int or a tuple of ints "
         "(negative values count from the end; a tuple reduces over all the listed dimensions at once, in "

@@ -98,7 +98,7 @@ def _reduce_mid(x, A, K, B, out, f64):
         _reduce_mid(dst, 1, splits, A * B, out, f64)
 
 
-def sum(input, dim, keepdim=False, *, dtype=None):
+def sum(input, dim, keepdim=False, dtype=None):
     x = input
     if dtype is not None and dtype != x.dtype:
         x = x.to(dtype)

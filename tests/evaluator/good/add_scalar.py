@@ -42,7 +42,7 @@ def _pad4(shape: Tuple[int, ...], strides: Tuple[int, ...]) -> Tuple[List[int], 
     return [1] * pad + list(shape), [0] * pad + list(strides)
 
 
-def add(input: torch.Tensor, other: Union[torch.Tensor, float, int], *, alpha=1, out=None) -> torch.Tensor:
+def add(input: torch.Tensor, other: Union[torch.Tensor, float, int], alpha=1, out=None) -> torch.Tensor:
     device = input.device
     alpha_t = torch.tensor([float(alpha)], device=device, dtype=torch.float32)
     if isinstance(other, torch.Tensor):

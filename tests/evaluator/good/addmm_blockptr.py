@@ -51,7 +51,7 @@ def addmm_kernel(
     tl.store(c_blk, acc.to(c_ptr.dtype.element_ty), boundary_check=(0, 1))
 
 
-def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
+def addmm(input, mat1, mat2, beta=1, alpha=1, out=None):
     assert mat1.dim() == 2 and mat2.dim() == 2, "mat1 and mat2 must be matrices"
     M, K = mat1.shape
     K2, N = mat2.shape

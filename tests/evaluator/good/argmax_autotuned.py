@@ -44,8 +44,8 @@ def argmax_kernel(x_ptr, out_ptr, R, K, INNER, IS_FLOAT: tl.constexpr,
     tl.store(out_ptr + rows, best_idx, mask=row_ok)
 
 
-def argmax(input, dim, keepdim=False):
-    x = input.contiguous()
+def argmax(input_tensor, dim, keepdim=False):
+    x = input_tensor.contiguous()
     shape = list(x.shape)
     if dim is None:
         outer, K, inner = 1, x.numel(), 1

@@ -42,7 +42,7 @@ def chol_solve_kernel(l_ptr, b_ptr, x_ptr, n, k,
     tl.store(x_ptr + pid * sx_b + r[:, None] * sx_r + kk[None, :] * sx_c, Y.to(x_ptr.dtype.element_ty), mask=rhs_mask)
 
 
-def cholesky_solve(B, L, upper=False, *, out=None):
+def cholesky_solve(B, L, upper=False, out=None):
     if B.dtype in (torch.complex32, torch.complex64, torch.complex128) or L.is_complex():
         raise NotImplementedError("complex Cholesky factors are not supported")
     assert out is None, "out= is not supported"

@@ -34,7 +34,7 @@ def log1p_kernel(x_ptr, out_ptr, n_elements, BLOCK_SIZE: tl.constexpr):
     tl.store(out_ptr + offsets, _log1p_accurate(x).to(out_ptr.dtype.element_ty), mask=mask)
 
 
-def kernel_function(input, *, out=None):
+def kernel_function(input, out=None):
     x = input.contiguous()
     result = torch.empty_like(x) if out is None else out
     n_elements = x.numel()

@@ -64,27 +64,25 @@ def _bmm_kernel(
     tl.store(c_ptrs, c, mask=(rm[:, None] < M) & (rn[None, :] < N))
 
 
-def matmul(input, other, *, out=None):
-    assert input.dim() in (2, 3) and input.dim() == other.dim(), "expected two 2-D or two 3-D operands"
-    assert input.dtype == other.dtype, "operands must share a dtype"
-    assert input.shape[-1] == other.shape[-2], "inner dimensions do not match"
+def matmul(tensor1, tensor2):
+    assert tensor1.dim() in (2, 3) and tensor1.dim() == tensor2.dim(), "expected two 2-D or two 3-D operands"
+    assert tensor1.dtype == tensor2.dtype, "operands must share a dtype"
+    assert tensor1.shape[-1] == tensor2.shape[-2], "inner dimensions do not match"
 
-    batched = input.dim() == 3
-    a = input if batched else input.unsqueeze(0)
-    b = other if batched else other.unsqueeze(0)
+    batched = tensor1.dim() == 3
+    a = tensor1 if batched else tensor1.unsqueeze(0)
+    b = tensor2 if batched else tensor2.unsqueeze(0)
     B, M, K = a.shape
     N = b.shape[2]
     assert b.shape[0] == B, "batch sizes differ"
 
     shape = (B, M, N) if batched else (M, N)
-    if out is None:
-        out = torch.empty(shape, device=input.device, dtype=input.dtype)
-    assert tuple(out.shape) == shape, "out has the wrong shape"
+    out = torch.empty(shape, device=tensor1.device, dtype=tensor1.dtype)
     c = out if batched else out.unsqueeze(0)
 
     sa, sb, sc = a.stride(), b.stride(), c.stride()
     # bf16 tiles are multiplied in fp32 where the backend cannot (Triton's CPU interpreter)
-    widen = input.dtype == torch.bfloat16 and input.device.type != "cuda"
+    widen = tensor1.dtype == torch.bfloat16 and tensor1.device.type != "cuda"
 
     grid = lambda meta: (triton.cdiv(M, meta["BLOCK_M"]) * triton.cdiv(N, meta["BLOCK_N"]), B)
     _bmm_kernel[grid](

@@ -25,23 +25,24 @@ def mean_rows_kernel(x_ptr, y_ptr, M, K, inv_k, BLOCK_M: tl.constexpr, BLOCK_K: 
     tl.store(y_ptr + rows, mean.to(y_ptr.dtype.element_ty), mask=rows < M)
 
 
-def kernel_function(input, dim, keepdim=False, *, dtype=None):
-    assert input.is_floating_point(), "mean needs a floating point input"
-    nd = input.dim()
+def kernel_function(input_tensor, dim, keepdim=False, dtype=None, out=None):
+    assert input_tensor.is_floating_point(), "mean needs a floating point input"
+    assert out is None, "out= is not supported"
+    nd = input_tensor.dim()
     dims = [dim] if isinstance(dim, int) else list(dim)
     reduced = sorted(set(d % nd for d in dims))
     kept = [d for d in range(nd) if d not in reduced]
-    x = input.permute(kept + reduced).contiguous()
+    x = input_tensor.permute(kept + reduced).contiguous()
     M, K = 1, 1
     for d in kept:
-        M *= input.shape[d]
+        M *= input_tensor.shape[d]
     for d in reduced:
-        K *= input.shape[d]
+        K *= input_tensor.shape[d]
     if keepdim:
-        out_shape = [1 if d in reduced else input.shape[d] for d in range(nd)]
+        out_shape = [1 if d in reduced else input_tensor.shape[d] for d in range(nd)]
     else:
-        out_shape = [input.shape[d] for d in kept]
-    y = torch.empty(out_shape, dtype=dtype or input.dtype, device=input.device)
+        out_shape = [input_tensor.shape[d] for d in kept]
+    y = torch.empty(out_shape, dtype=dtype or input_tensor.dtype, device=input_tensor.device)
     if M == 0:
         return y
     BLOCK_K = min(512, triton.next_power_of_2(max(K, 1)))

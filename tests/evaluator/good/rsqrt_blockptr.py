@@ -18,7 +18,7 @@ def _rsqrt_kernel(in_ptr, out_ptr, numel, BLOCK_SIZE: tl.constexpr):
     tl.store(dst, y.to(out_ptr.dtype.element_ty), boundary_check=(0,))
 
 
-def rsqrt(input: torch.Tensor, *, out=None) -> torch.Tensor:
+def rsqrt(input: torch.Tensor, out=None) -> torch.Tensor:
     assert input.is_floating_point(), "rsqrt: expected a floating point tensor"
     flat_in = input.contiguous().view(-1)
     flat_out = torch.empty_like(flat_in)

@@ -36,7 +36,7 @@ def sigmoid_kernel(
         y_block = tl.advance(y_block, (BLOCK_SIZE,))
 
 
-def kernel_function(input: torch.Tensor, *, out: Optional[torch.Tensor] = None) -> torch.Tensor:
+def kernel_function(input: torch.Tensor, out: Optional[torch.Tensor] = None) -> torch.Tensor:
     x = input.contiguous()
     n = x.numel()
     y = torch.empty_like(x)

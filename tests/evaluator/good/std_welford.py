@@ -48,7 +48,7 @@ def std_combine_kernel(cnt_ptr, mean_ptr, m2_ptr, corr_ptr, y_ptr, S, BLOCK_S: t
     tl.store(y_ptr + row, tl.sqrt(var).to(y_ptr.dtype.element_ty))
 
 
-def std(input, dim=None, *, correction=1, keepdim=False, out=None):
+def std(input, dim=None, correction=1, keepdim=False, out=None):
     nd = input.dim()
     if dim is None:
         red = list(range(nd))

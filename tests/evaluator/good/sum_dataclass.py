@@ -43,7 +43,7 @@ def _normalize_dims(dim: Union[int, Sequence[int]], ndim: int) -> Tuple[int, ...
     return norm
 
 
-def sum(input: torch.Tensor, dim, keepdim: bool = False, *, dtype: Optional[torch.dtype] = None) -> torch.Tensor:
+def sum(input: torch.Tensor, dim, keepdim: bool = False, dtype: Optional[torch.dtype] = None) -> torch.Tensor:
     ndim = input.dim()
     red = _normalize_dims(dim, ndim)
     kept = tuple(d for d in range(ndim) if d not in red)

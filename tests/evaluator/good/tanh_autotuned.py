@@ -38,8 +38,8 @@ def tanh_kernel(X, Y, N, BLOCK: tl.constexpr):
     tl.store(Y + offs, y.to(Y.dtype.element_ty), mask=mask)
 
 
-def tanh(input, *, out=None):
-    x = input.contiguous().view(-1)
+def tanh(input_tensor, out_tensor=None):
+    x = input_tensor.contiguous().view(-1)
     N = x.numel()
     y = torch.empty_like(x)
 
@@ -48,8 +48,8 @@ def tanh(input, *, out=None):
 
     if N > 0:
         tanh_kernel[grid](x, y, N)
-    y = y.view(input.shape)
-    if out is None:
+    y = y.view(input_tensor.shape)
+    if out_tensor is None:
         return y
-    out.copy_(y)
-    return out
+    out_tensor.copy_(y)
+    return out_tensor
