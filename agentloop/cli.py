@@ -510,6 +510,8 @@ def tasks_show(name: str = typer.Argument(..., help="Task id or name."),
     out.print(f"[bold]{task.id}[/bold]  difficulty {task.difficulty}  contract {task.contract.kind}")
     out.print(f"signature: {task.signature}   (entry `{task.entry}`)")
     out.print(task.description)
+    if task.kernelbenchx_difference:
+        out.print(f"differs from KernelBench-X's definition: {task.kernelbenchx_difference}")
     out.print("dtypes: " + ", ".join(str(d).removeprefix("torch.") for d in task.dtypes))
     if task.mutates:
         out.print(f"mutates arguments: {list(task.mutates)}")

@@ -43,7 +43,7 @@ from evaluator.task import Task
 from evaluator.timing import stats
 
 log = logging.getLogger(__name__)
-ENTRY_ALIASES = ("kernel_function",)
+ENTRY_ALIASES = ("kernel_function",)  # and the task's own name, as KernelBench-X accepts both
 MAX_REASON_CHARS = 2000
 MAX_SOURCE_CHARS = 1 << 20
 FEED_POLL_SECONDS = 0.02  # how often, while cases are still being built, the evaluator sends new ones
@@ -56,6 +56,12 @@ class ProjectTampered(RuntimeError):
     def __init__(self, files: list[str]):
         super().__init__("the project's own files changed while candidates ran: " + ", ".join(files[:10]))
         self.files = files
+
+
+def entry_names(task: Task) -> list[str]:
+    """The names a candidate's entry function may have, in order of preference."""
+    names = [task.entry, *ENTRY_ALIASES]
+    return names + [task.name] if task.name.isidentifier() and task.name not in names else names
 
 
 class Evaluator:
@@ -203,7 +209,7 @@ class Evaluator:
                            f"limit is {MAX_SOURCE_CHARS >> 20} MiB (a kernel file is a few KiB)")
         source = strip_kernelbenchx_harness(source)
         with self._phase(result, "static"):
-            report = check_source(source, [task.entry, *ENTRY_ALIASES], frozenset(a.api for a in task.allowed))
+            report = check_source(source, entry_names(task), frozenset(a.api for a in task.allowed))
             result.maintainability = maintainability.measure(source)
         source = report.source
         result.executed_hash = hashlib.sha256(source.encode()).hexdigest()

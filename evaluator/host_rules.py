@@ -68,8 +68,8 @@ RULES = (
     Rule("grids", "a launch grid is a tuple, a lambda or a function of integer arithmetic on names, constants, "
          "triton.cdiv, len, min, max, int, tensor metadata and the meta dict",
          "the grid runs inside the launch, where the runtime guard must let the launch's own work through"),
-    Rule("entry", "the task's entry function (or `kernel_function`, or `ModelNew.forward`) at module level, "
-         "at least one @triton.jit kernel, and a launch reachable from the entry",
+    Rule("entry", "the task's entry function (or `kernel_function`, or one named after the task, or "
+         "`ModelNew.forward`) at module level, at least one @triton.jit kernel, and a launch reachable from the entry",
          "the computation must happen in a Triton kernel that the entry launches"),
 )
 RULE = {rule.id: rule for rule in RULES}

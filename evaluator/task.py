@@ -99,6 +99,9 @@ class Task:
     # KernelBench-X's signature text where it is not a callable function as written (an optimizer
     # constructor, a tensor method, a signature without its input); `signature` is then the call.
     kernelbenchx_signature: str | None = None
+    # Where the call deliberately differs from the function KernelBench-X's reference module defines
+    # (what its own tests call): how, and why. `agentloop tasks show` prints it.
+    kernelbenchx_difference: str | None = None
     # KernelBench problems: the constructor arguments of Model (and of the candidate's ModelNew).
     model_init: Inputs | None = None
     source_path: Path | None = None

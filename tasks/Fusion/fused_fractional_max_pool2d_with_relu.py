@@ -104,6 +104,11 @@ TASK = Task(
                "output_ratio=None, return_indices=False, _random_samples=None)"),
     kernelbenchx_signature=("fused_fractional_max_pool2d_with_relu(input: torch.Tensor, kernel_size, "
                             "output_size=None, output_ratio=None, return_indices=False)"),
+    kernelbenchx_difference=(
+        "adds `_random_samples` (the argument torch's own fractional_max_pool2d takes): KernelBench-X's function "
+        "draws the pooling windows from torch's random generator inside the call, so only a kernel that draws "
+        "the very same numbers the same way could match it; here every case passes its windows, and a kernel's "
+        "choice of maxima is checked exactly. A KernelBench-X candidate adds the parameter and uses it."),
     description=(
         "ReLU, then fractional max pooling of each (H, W) plane of `input` ((N, C, H, W), or (C, H, W) with N = 1) "
         "over kH x kW windows (`kernel_size`, int or pair) to (OH, OW) = `output_size` (int or pair) or else "

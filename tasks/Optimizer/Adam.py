@@ -83,6 +83,10 @@ TASK = Task(
                "weight_decay=0, amsgrad=False, max_exp_avg_sqs=None, maximize=False)"),
     kernelbenchx_signature=("Adam(params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, amsgrad=False, "
                             "foreach=None, maximize=False, capturable=False, differentiable=False, fused=None)"),
+    kernelbenchx_difference=(
+        "KernelBench-X's `Adam` returns a torch.optim.Adam and its tests compare only the optimizer's settings, so "
+        "no kernel runs; here `Adam` performs one step on lists of parameters, gradients and moment buffers, "
+        "like the other optimizer tasks. A KernelBench-X candidate has no step to call: it must be rewritten."),
     description=(
         "One step of torch.optim.Adam as a function: params, grads, exp_avgs, exp_avg_sqs (and max_exp_avg_sqs "
         "when amsgrad is True, else None) are equal-length lists of tensors, same shape and dtype at each index; "

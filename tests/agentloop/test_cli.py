@@ -108,6 +108,9 @@ def test_tasks_list_and_show():
     assert shown.returncode == 0
     for text in ("adamw_step(param, grad", "mutates arguments: [0, 2, 3]", "standard", "MB moved"):
         assert text in shown.stdout
+    assert "differs from KernelBench-X" not in shown.stdout
+    different = agentloop("tasks", "show", "Fusion/fused_fractional_max_pool2d_with_relu")
+    assert "differs from KernelBench-X's definition: adds `_random_samples`" in " ".join(different.stdout.split())
 
 
 def test_calibrate_without_a_gpu_says_why():
