@@ -40,3 +40,47 @@ def test_replay_needs_every_probe_far_slower_than_the_rotation(median, probe_ms,
     assert (reason is not None) is replayed
     if replayed:
         assert "inputs never seen before" in reason
+
+
+class _Timings:
+    """Stands in for the evaluator around `_time_candidate`: each timing gives the next (median, probes)."""
+
+    def __init__(self, *timings):
+        self.timings = list(timings)
+        self.probe_draws = []
+        self.second_look_offsets = (7 * probes.SEED_PERIOD,)
+
+    def _timed_once(self, box, task, sets, earlier, probe_sets):
+        from evaluator.timing import stats
+        median, probe_ms = self.timings.pop(0)
+        self.probe_draws.append(probe_sets)
+        return stats([median] * 5), "events", probe_ms
+
+    def _probe_sets(self, task, offsets=None):
+        return [("second look", offsets)]
+
+
+def _time_candidate(stand_in):
+    from evaluator.evaluate import Evaluator
+    return Evaluator._time_candidate(stand_in, None, None, [], [], [("first probe",)])
+
+
+def test_a_probe_slowed_once_is_timed_again_on_other_new_inputs():
+    stand_in = _Timings((0.1, [2.0]), (0.1, [0.11]))
+    timed, _, probe_ms = _time_candidate(stand_in)
+    assert probe_ms == [2.0, 0.11] and timed.median_ms == pytest.approx(0.1)
+    assert stand_in.probe_draws == [[("first probe",)], [("second look", stand_in.second_look_offsets)]]
+
+
+def test_a_replay_is_slow_on_both_draws_of_new_inputs():
+    from evaluator.stage_failed import StageFailed
+    stand_in = _Timings((0.1, [2.0]), (0.1, [2.2]))
+    with pytest.raises(StageFailed) as failed:
+        _time_candidate(stand_in)
+    assert failed.value.verdict.value == "CONTRACT_FAIL" and "twice" in failed.value.reason
+
+
+def test_no_second_look_where_the_probe_agrees():
+    stand_in = _Timings((1.0, [1.2]))
+    _, _, probe_ms = _time_candidate(stand_in)
+    assert probe_ms == [1.2] and len(stand_in.probe_draws) == 1
