@@ -7,14 +7,14 @@ import hashlib
 import json
 import math
 import os
-import types
-import typing
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from evaluator import plain_data
+from evaluator.plain_data import PlainDataError
 from agentloop.generators.base import GeneratorSpec
 from agentloop.methods import ALL_SIGNALS, method_named
 
@@ -98,44 +98,11 @@ class Experiment:
 
 
 def _build(cls: Any, data: Any, where: str) -> Any:
-    """Instantiate `cls` (a dataclass or a typing form) from plain data, checking every key and type."""
-    origin = typing.get_origin(cls)
-    if origin in (typing.Union, types.UnionType):
-        options = [a for a in typing.get_args(cls) if a is not type(None)]
-        if data is None:
-            return None
-        return _build(options[0], data, where)
-    if origin is list:
-        if not isinstance(data, list):
-            raise ConfigError(f"{where}: expected a list, got {type(data).__name__}")
-        (item,) = typing.get_args(cls)
-        return [_build(item, v, f"{where}[{i}]") for i, v in enumerate(data)]
-    if origin is dict:
-        if not isinstance(data, dict):
-            raise ConfigError(f"{where}: expected a mapping, got {type(data).__name__}")
-        return dict(data)
-    if dataclasses.is_dataclass(cls):
-        if not isinstance(data, dict):
-            raise ConfigError(f"{where}: expected a mapping, got {type(data).__name__}")
-        hints = typing.get_type_hints(cls)
-        known = {f.name for f in dataclasses.fields(cls)}
-        unknown = sorted(set(data) - known)
-        if unknown:
-            raise ConfigError(f"{where}: unknown key {unknown[0]!r}; known keys: {', '.join(sorted(known))}")
-        required = [f.name for f in dataclasses.fields(cls) if f.default is dataclasses.MISSING
-                    and f.default_factory is dataclasses.MISSING and f.name not in data]
-        if required:
-            raise ConfigError(f"{where}: missing key {required[0]!r}")
-        values = {k: _build(hints[k], v, f"{where}.{k}") for k, v in data.items()}
-        try:
-            return cls(**values)
-        except TypeError as exc:
-            raise ConfigError(f"{where}: {exc}") from None
-    if cls is float and isinstance(data, int) and not isinstance(data, bool):
-        return float(data)
-    if cls in (int, float, str, bool) and not (isinstance(data, cls) and not (cls is int and isinstance(data, bool))):
-        raise ConfigError(f"{where}: expected {cls.__name__}, got {data!r}")
-    return data
+    """Instantiate `cls` from plain data, checking every key and type."""
+    try:
+        return plain_data.build(cls, data, where, strict=True)
+    except PlainDataError as exc:
+        raise ConfigError(str(exc)) from None
 
 
 def apply_override(data: dict[str, Any], assignment: str) -> None:

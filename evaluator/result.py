@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import dataclasses
-import functools
 import json
-import types
-import typing
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
+
+from evaluator import plain_data
 
 SCHEMA_VERSION = 3  # 2: MEMORY_FAIL, the memcheck stage and `memory_check`; 3: `unchecked`
 
@@ -195,7 +194,7 @@ class EvalResult:
         if version > SCHEMA_VERSION:
             raise ValueError(f"EvalResult schema {version} is newer than this agentloop understands "
                              f"({SCHEMA_VERSION}); upgrade agentloop to read it")
-        return _build(cls, data)
+        return plain_data.build(cls, data, "EvalResult")
 
     @classmethod
     def from_json(cls, text: str) -> "EvalResult":
@@ -212,28 +211,3 @@ def _plain(value: Any) -> Any:
     if isinstance(value, (list, tuple)):
         return [_plain(v) for v in value]
     return value
-
-
-@functools.lru_cache(maxsize=None)
-def _hints(tp: type) -> dict[str, Any]:
-    return typing.get_type_hints(tp)
-
-
-def _build(tp: Any, data: Any) -> Any:
-    origin = typing.get_origin(tp)
-    if origin in (typing.Union, types.UnionType):
-        options = [a for a in typing.get_args(tp) if a is not type(None)]
-        return None if data is None else _build(options[0], data)
-    if origin is list:
-        (item,) = typing.get_args(tp)
-        return [_build(item, v) for v in data]
-    if origin is dict:
-        _, item = typing.get_args(tp)
-        return {k: _build(item, v) for k, v in data.items()}
-    if isinstance(tp, type) and issubclass(tp, Enum):
-        return tp(data)
-    if dataclasses.is_dataclass(tp):
-        hints = _hints(tp)
-        known = {f.name for f in dataclasses.fields(tp)}
-        return tp(**{k: _build(hints[k], v) for k, v in data.items() if k in known})
-    return data

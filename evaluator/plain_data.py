@@ -1,0 +1,77 @@
+"""Dataclasses built from plain data (parsed JSON or YAML), checked strictly where asked."""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import types
+import typing
+from enum import Enum
+from typing import Any
+
+
+class PlainDataError(ValueError):
+    """Data that does not fit the type; the message names where (`where`) and what was expected."""
+
+
+@functools.lru_cache(maxsize=None)
+def _hints(tp: type) -> dict[str, Any]:
+    return typing.get_type_hints(tp)
+
+
+def build(tp: Any, data: Any, where: str = "data", strict: bool = False) -> Any:
+    """`data` as an instance of `tp` (a dataclass, an Enum or a typing form). Strict: every key known,
+    every required key present, every mapping, list and scalar of its type. Lenient: unknown keys
+    dropped (a record written by a newer version), nothing else checked."""
+    origin = typing.get_origin(tp)
+    if origin in (typing.Union, types.UnionType):
+        options = [a for a in typing.get_args(tp) if a is not type(None)]
+        return None if data is None else build(options[0], data, where, strict)
+    if origin is list:
+        _expect(strict, isinstance(data, list), where, "a list", data)
+        (item,) = typing.get_args(tp)
+        return [build(item, v, f"{where}[{i}]", strict) for i, v in enumerate(data)]
+    if origin is dict:
+        _expect(strict, isinstance(data, dict), where, "a mapping", data)
+        item = typing.get_args(tp)[1] if typing.get_args(tp) else Any
+        return {k: build(item, v, f"{where}.{k}", strict) for k, v in data.items()}
+    if isinstance(tp, type) and issubclass(tp, Enum):
+        return tp(data)
+    if dataclasses.is_dataclass(tp):
+        return _dataclass(tp, data, where, strict)
+    return _scalar(tp, data, where, strict)
+
+
+def _dataclass(tp: type, data: Any, where: str, strict: bool) -> Any:
+    _expect(strict, isinstance(data, dict), where, "a mapping", data)
+    fields = dataclasses.fields(tp)
+    known = {f.name for f in fields}
+    if strict:
+        unknown = sorted(set(data) - known)
+        if unknown:
+            raise PlainDataError(f"{where}: unknown key {unknown[0]!r}; known keys: {', '.join(sorted(known))}")
+        required = [f.name for f in fields if f.default is dataclasses.MISSING
+                    and f.default_factory is dataclasses.MISSING and f.name not in data]
+        if required:
+            raise PlainDataError(f"{where}: missing key {required[0]!r}")
+    hints = _hints(tp)
+    values = {k: build(hints[k], v, f"{where}.{k}", strict) for k, v in data.items() if k in known}
+    try:
+        return tp(**values)
+    except TypeError as exc:
+        raise PlainDataError(f"{where}: {exc}") from None
+
+
+def _scalar(tp: Any, data: Any, where: str, strict: bool) -> Any:
+    if not strict:
+        return data
+    if tp is float and isinstance(data, int) and not isinstance(data, bool):
+        return float(data)
+    if tp in (int, float, str, bool) and not (isinstance(data, tp) and not (tp is int and isinstance(data, bool))):
+        raise PlainDataError(f"{where}: expected {tp.__name__}, got {data!r}")
+    return data
+
+
+def _expect(strict: bool, holds: bool, where: str, what: str, data: Any) -> None:
+    if strict and not holds:
+        raise PlainDataError(f"{where}: expected {what}, got {type(data).__name__}")
