@@ -12,13 +12,7 @@ from typing import Any
 
 import torch
 
-from evaluator.task import map_tensors
-
-
-def _tensors(tree: Any) -> list[torch.Tensor]:
-    found: list[torch.Tensor] = []
-    map_tensors(tree, found.append)
-    return found
+from evaluator.task import map_tensors, tensors_in
 
 
 def _bytes(t: torch.Tensor) -> int:
@@ -35,13 +29,13 @@ class KeptOutputs:
 
     def copy(self, tree: Any) -> Any | None:
         """The tree with every tensor copied, or None when the copies would pass the bound."""
-        size = sum(map(_bytes, _tensors(tree)))
+        size = sum(map(_bytes, tensors_in(tree)))
         with self._lock:
             if self.held + size > self.limit:
                 return None
             self.held += size
         copied = map_tensors(tree, torch.clone)
-        for t in _tensors(copied):
+        for t in tensors_in(copied):
             weakref.finalize(t, self._release, _bytes(t))
         return copied
 

@@ -18,8 +18,9 @@ import torch
 
 from evaluator import gpu_lock, memory_gate, wire
 from evaluator.cases import Case
-from evaluator.contracts import Expected, flatten
-from evaluator.task import Inputs, Task, clone_inputs, drawing_on, judged_outputs, on_device, on_pinned_host, upcast
+from evaluator.contracts import Expected
+from evaluator.task import (Inputs, Task, clone_inputs, drawing_on, judged_outputs, on_device, on_pinned_host,
+                            tensors_in, upcast)
 
 HOST = torch.device("cpu")
 # Expected outputs at least this large are judged on the GPU, and stay there when built there.
@@ -28,16 +29,12 @@ GPU_JUDGING_BYTES = 8 << 20
 RESIDENT_FRACTION = 0.2
 
 
-def _tensors(tree: Any) -> list[torch.Tensor]:
-    return [t for t in flatten(tree) if isinstance(t, torch.Tensor)]
-
-
 def _bytes(tensors: list[torch.Tensor]) -> int:
     return sum(t.numel() * t.element_size() for t in tensors)
 
 
 def _expected_tensors(expected: Expected) -> list[torch.Tensor]:
-    return _tensors(expected.lo) + _tensors(expected.hi)
+    return tensors_in(expected.lo) + tensors_in(expected.hi)
 
 
 @dataclass
@@ -64,7 +61,7 @@ class CaseData:
     @cached_property
     def nbytes(self) -> int:
         """Host memory held: the inputs, and the expected outputs unless they are on the GPU."""
-        leaves = _tensors(list(self.inputs.args)) + _tensors(list(self.inputs.kwargs.values()))
+        leaves = tensors_in(self.inputs)
         return _bytes([t for t in leaves + _expected_tensors(self.expected) if t.device.type == "cpu"])
 
     @property

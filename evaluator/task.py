@@ -227,6 +227,22 @@ def map_tensors(value, fn):
     return value
 
 
+def tensors_in(value) -> list[torch.Tensor]:
+    """The tensors in a tree (tuples, lists, dicts, Inputs), in order.
+
+    Plain recursion: a nested recursive function would be a reference cycle holding its list of
+    tensors until the garbage collector ran (a timed call's output per repetition: gigabytes)."""
+    if isinstance(value, torch.Tensor):
+        return [value]
+    if isinstance(value, Inputs):
+        return tensors_in([value.args, value.kwargs])
+    if isinstance(value, (tuple, list)):
+        return [t for v in value for t in tensors_in(v)]
+    if isinstance(value, dict):
+        return [t for v in value.values() for t in tensors_in(v)]
+    return []
+
+
 def pinned_copy(t: torch.Tensor) -> torch.Tensor:
     """`t` copied to page-locked host memory, its strides kept. Copies between it and a GPU run at
     the DMA engines' speed; a pageable copy goes through CUDA's staging buffers at the speed of a

@@ -23,7 +23,7 @@ from evaluator import access_bounds, candidate_source, event_log, gpu_lock, inte
 from evaluator.compile_board import CompileBoard
 from evaluator.contracts import same_bits
 from evaluator.guards import LaunchRecorder, TorchGuard, live_threads, poison_value
-from evaluator.task import Inputs, clone_inputs, judged_outputs, map_tensors, on_device, pinned_copy
+from evaluator.task import Inputs, clone_inputs, judged_outputs, map_tensors, on_device, pinned_copy, tensors_in
 from evaluator.timing import TimingPolicy, measure, time_once
 
 CANDIDATE_MODULE = "candidate"
@@ -279,7 +279,7 @@ def changed_arguments(before: Inputs, after: Inputs, mutates: tuple[int, ...]) -
     named = [(f"argument {i}", a, b) for i, (a, b) in enumerate(zip(before.args, after.args)) if i not in mutates]
     named += [(f"argument {k!r}", v, after.kwargs.get(k)) for k, v in before.kwargs.items()]
     for name, a, b in named:
-        pairs = zip(_tensors(a), _tensors(b))
+        pairs = zip(tensors_in(a), tensors_in(b))
         if not all(same_bits(x, y) for x, y in pairs):
             changed.append(name)
     return changed
@@ -328,7 +328,7 @@ def time_function(fn: Callable, sets: list[Inputs], mutates: tuple[int, ...], re
         prepare_probe(sets[k])
 
     def prepare_probe(inputs: Inputs) -> None:
-        for dst, src in zip(_tensors(work), _tensors(inputs)):
+        for dst, src in zip(tensors_in(work), tensors_in(inputs)):
             dst.copy_(src)
         flush.zero_()
 
@@ -349,8 +349,8 @@ def time_function(fn: Callable, sets: list[Inputs], mutates: tuple[int, ...], re
 
     def keep(k: int) -> None:
         if keep_outputs:
-            kept[k] = _detached_copy(judged_outputs(mutates, returned["value"], work))
-        for tensor in _tensors(returned.pop("value")):
+            kept[k] = map_tensors(judged_outputs(mutates, returned["value"], work), _detached_copy)
+        for tensor in tensors_in(returned.pop("value")):
             tensor.fill_(poison_value(tensor.dtype, 0))  # stale results cannot serve a later call
 
     if recorder is not None:
@@ -386,28 +386,8 @@ def _collector_paused():
             gc.enable()
 
 
-def _detached_copy(value):
-    if isinstance(value, torch.Tensor):
-        return value.detach().clone()
-    if isinstance(value, (tuple, list)):
-        return type(value)(_detached_copy(v) for v in value)
-    return value
-
-
-def _tensors(value) -> list[torch.Tensor]:
-    """The tensors in an argument tree (Inputs, tuples, lists, dicts), in order.
-
-    Plain recursion: a nested recursive function would be a reference cycle holding its list of
-    tensors until the garbage collector ran (a timed call's output per repetition: gigabytes)."""
-    if isinstance(value, torch.Tensor):
-        return [value]
-    if isinstance(value, Inputs):
-        return _tensors([value.args, value.kwargs])
-    if isinstance(value, (tuple, list)):
-        return [t for v in value for t in _tensors(v)]
-    if isinstance(value, dict):
-        return [t for v in value.values() for t in _tensors(v)]
-    return []
+def _detached_copy(t: torch.Tensor) -> torch.Tensor:
+    return t.detach().clone()
 
 
 def _l2_flush_bytes(device: torch.device) -> int:
