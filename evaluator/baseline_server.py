@@ -9,6 +9,7 @@ import queue
 import threading
 from pathlib import Path
 
+from evaluator import protocol
 from evaluator.result import TimingStats
 from evaluator.sandbox import ChildGone, ForkServer, Limits, Sandbox, with_last_line
 from evaluator.task import Task
@@ -119,7 +120,7 @@ class BaselineServer:
             box.close()
             self._fail_queued(_described(gone))
             return None
-        if message.get("event") != "ready":
+        if not isinstance(_parsed(message), protocol.BaselineReady):
             box.close()
             self._fail_queued(ChildGone("RUNTIME_FAIL", f"the baseline's process failed to start: {message}"))
             return None
@@ -146,7 +147,7 @@ class BaselineServer:
         """Every measurement of the batch finished; False if the child is gone."""
         waiting = {m.request["id"]: m for m in batch}
         box.idle(False)
-        box.send({"op": "measure", "jobs": [m.request for m in batch]})
+        box.send(protocol.encode(protocol.MeasureBaselines(jobs=tuple(m.request for m in batch))))
         try:
             while waiting:
                 message = box.recv(timeout=QUEUE_POLL_SECONDS)
@@ -154,15 +155,13 @@ class BaselineServer:
                     raise ChildGone("RUNTIME_FAIL", "the evaluator is closing")
                 if message is None:
                     continue
-                measurement = waiting.pop(message.get("id"), None)
-                if measurement is None:
-                    continue
-                if message.get("event") == "baseline":
-                    measurement.finish({label: stats(message[label]["samples_ms"]) for label in ("eager", "compiled")
-                                        if label in message})
-                else:
-                    measurement.finish(error=ChildGone("RUNTIME_FAIL", "baseline measurement failed: "
-                                                       + str(message.get("reason"))))
+                reply = _parsed(message)
+                measurement = waiting.pop(getattr(reply, "id", None), None)
+                if isinstance(reply, protocol.BaselineTimed) and measurement is not None:
+                    measurement.finish({label: stats(list(samples)) for label, samples
+                                        in (("eager", reply.eager_ms), ("compiled", reply.compiled_ms)) if samples})
+                elif isinstance(reply, protocol.BaselineFailed) and measurement is not None:
+                    measurement.finish(error=ChildGone("RUNTIME_FAIL", "baseline measurement failed: " + reply.reason))
         except ChildGone as gone:
             for measurement in waiting.values():
                 measurement.finish(error=_described(gone))
@@ -176,6 +175,14 @@ class BaselineServer:
                 self._queue.get_nowait().finish(error=error)
             except queue.Empty:
                 return
+
+
+def _parsed(message: dict) -> object:
+    """The baseline's message as its type; None where it is not one of the protocol's."""
+    try:
+        return protocol.parse_event(message)
+    except protocol.ProtocolError:
+        return None
 
 
 def _described(gone: ChildGone) -> ChildGone:

@@ -17,7 +17,7 @@ from typing import Any, Callable
 
 import torch
 
-from evaluator import gpu_lock, wire
+from evaluator import gpu_lock, protocol, wire
 from evaluator.loader import load_task
 from evaluator.task import Inputs, on_device
 from evaluator.timing import TimingPolicy
@@ -45,15 +45,15 @@ def serve(scratch: Path) -> None:
     device = torch.device(job["device"])
     torch.cuda.set_device(device)
     torch.empty(1, device=device)  # the CUDA context, before the first batch is asked for
-    channel.send({"event": "ready"})
+    channel.send(protocol.encode(protocol.BaselineReady()))
     while True:
         try:
-            command = channel.recv()
-        except EOFError:
+            command = protocol.parse_command(channel.recv())
+        except (EOFError, protocol.ProtocolError):
             return
-        if command.get("op") != "measure":
+        if not isinstance(command, protocol.MeasureBaselines):
             return
-        if not measure_batch(channel, command["jobs"], device, job.get("lock_dir")):
+        if not measure_batch(channel, list(command.jobs), device, job.get("lock_dir")):
             return  # a CUDA fault: this process is unusable, the evaluator starts another
 
 
@@ -76,11 +76,12 @@ def measure_batch(channel: Channel, requests: list[dict[str, Any]], device: torc
             for job in ready:
                 usable = usable and _attempt(job, lambda job=job: _time(job, label, device))
     for job in jobs:
-        reply = {"id": job.request["id"]}
         if job.failure is None and job.functions and set(job.samples) == set(job.functions):
-            channel.send({"event": "baseline", **reply, **{k: {"samples_ms": v} for k, v in job.samples.items()}})
+            samples = {f"{label}_ms": tuple(v) for label, v in job.samples.items()}
+            channel.send(protocol.encode(protocol.BaselineTimed(id=job.request["id"], **samples)))
         else:
-            channel.send({"event": "failed", **reply, "reason": job.failure or FAULT_ELSEWHERE})
+            channel.send(protocol.encode(protocol.BaselineFailed(id=job.request["id"],
+                                                                 reason=job.failure or FAULT_ELSEWHERE)))
     jobs.clear()
     torch.cuda.empty_cache()  # the batch's inputs and outputs; candidates share this GPU
     log_gpu_memory("timing", device)

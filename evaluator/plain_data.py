@@ -1,4 +1,4 @@
-"""Dataclasses built from plain data (parsed JSON or YAML), checked strictly where asked."""
+"""Plain data (what JSON and YAML hold) from dataclasses, and dataclasses built from it, checked strictly where asked."""
 
 from __future__ import annotations
 
@@ -12,6 +12,19 @@ from typing import Any
 
 class PlainDataError(ValueError):
     """Data that does not fit the type; the message names where (`where`) and what was expected."""
+
+
+def to_plain(value: Any) -> Any:
+    """Dataclasses as mappings, Enums as their values, tuples as lists, all the way down."""
+    if dataclasses.is_dataclass(value):
+        return {f.name: to_plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, Enum):
+        return value.value
+    if isinstance(value, dict):
+        return {k: to_plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [to_plain(v) for v in value]
+    return value
 
 
 @functools.lru_cache(maxsize=None)

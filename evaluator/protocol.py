@@ -19,8 +19,8 @@ import typing
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+from evaluator.plain_data import to_plain
 from evaluator.result import KernelInfo
-from evaluator.result import _plain as plain_data
 
 MAX_TEXT = 1 << 16  # characters of any one string field
 MAX_ITEMS = 1 << 16  # items of any one list field
@@ -96,6 +96,39 @@ class Scouted:
     failed: int
 
 
+@dataclass(frozen=True)
+class LockWaiting:
+    """The process blocks on the GPU lock: the time until LockHeld is not its own (gpu_lock.py)."""
+    EVENT: ClassVar[str] = "lock_wait"
+
+
+@dataclass(frozen=True)
+class LockHeld:
+    EVENT: ClassVar[str] = "lock_held"
+
+
+@dataclass(frozen=True)
+class BaselineReady:
+    """The baseline's process has its CUDA context (baseline_worker.py)."""
+    EVENT: ClassVar[str] = "baseline_ready"
+
+
+@dataclass(frozen=True)
+class BaselineTimed:
+    """One request's timing samples, per way of running the reference (eager, compiled)."""
+    EVENT: ClassVar[str] = "baseline"
+    id: int
+    eager_ms: tuple[float, ...] | None = None
+    compiled_ms: tuple[float, ...] | None = None
+
+
+@dataclass(frozen=True)
+class BaselineFailed:
+    EVENT: ClassVar[str] = "baseline_failed"
+    id: int
+    reason: str
+
+
 # evaluator -> child ---------------------------------------------------------------------------
 @dataclass(frozen=True)
 class RunCase:
@@ -117,13 +150,22 @@ class TimeCalls:
     policy: dict = field(default_factory=dict)
 
 
-EVENTS = {kind.EVENT: kind for kind in (Imported, Failed, CallDone, CasesDone, Timed, Scouted, MemoryChecked)}
-COMMANDS = {kind.OP: kind for kind in (RunCase, CasesEnd, TimeCalls)}
+@dataclass(frozen=True)
+class MeasureBaselines:
+    """Requests for the baseline's process (baseline_server.py builds them)."""
+    OP: ClassVar[str] = "measure"
+    jobs: tuple[dict, ...]
+
+
+EVENTS = {kind.EVENT: kind for kind in (Imported, Failed, CallDone, CasesDone, Timed, Scouted, MemoryChecked,
+                                         LockWaiting, LockHeld, BaselineReady, BaselineTimed, BaselineFailed)}
+COMMANDS = {kind.OP: kind for kind in (RunCase, CasesEnd, TimeCalls, MeasureBaselines)}
+LOCK_EVENTS = (LockWaiting.EVENT, LockHeld.EVENT)
 
 
 def encode(message: Any) -> dict[str, Any]:
     key, name = ("event", message.EVENT) if hasattr(message, "EVENT") else ("op", message.OP)
-    return {key: name, **plain_data(message)}
+    return {key: name, **to_plain(message)}
 
 
 

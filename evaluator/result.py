@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from dataclasses import dataclass, field
 from enum import Enum
@@ -181,7 +180,7 @@ class EvalResult:
         return self.performance.speedup if self.performance else None
 
     def to_dict(self) -> dict[str, Any]:
-        return _plain(self)
+        return plain_data.to_plain(self)
 
     def to_json(self, indent: int | None = None) -> str:
         return json.dumps(self.to_dict(), indent=indent, allow_nan=True)
@@ -199,15 +198,3 @@ class EvalResult:
     @classmethod
     def from_json(cls, text: str) -> "EvalResult":
         return cls.from_dict(json.loads(text))
-
-
-def _plain(value: Any) -> Any:
-    if dataclasses.is_dataclass(value):
-        return {f.name: _plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
-    if isinstance(value, Enum):
-        return value.value
-    if isinstance(value, dict):
-        return {k: _plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    return value

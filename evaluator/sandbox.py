@@ -26,7 +26,7 @@ from typing import Any
 
 import psutil
 
-from evaluator import confinement, event_log, triton_cache, wire
+from evaluator import confinement, event_log, protocol, triton_cache, wire
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 KEPT_ENV = re.compile(r"^(PATH|HOME|USER|LOGNAME|LANG|LC_[A-Z]+|TZ|TMPDIR|PYTHONPATH|VIRTUAL_ENV|"
@@ -336,9 +336,9 @@ class Sandbox:
 
     def _lock_event(self, event: str) -> None:
         now = time.monotonic()
-        if event == "lock_wait" and self.waiting_since is None:
+        if event == protocol.LockWaiting.EVENT and self.waiting_since is None:
             self.waiting_since = now
-        elif event == "lock_held" and self.waiting_since is not None:
+        elif event == protocol.LockHeld.EVENT and self.waiting_since is not None:
             waited, self.waiting_since = now - self.waiting_since, None
             self.waited += waited
             self._stop_clocks_for(waited)
@@ -423,7 +423,7 @@ class Sandbox:
             message = self._next_message(deadline)
             if message is None:
                 return None
-            if message.get("event") in ("lock_wait", "lock_held"):
+            if message.get("event") in protocol.LOCK_EVENTS:
                 self._lock_event(message["event"])
                 continue
             self.step_started = time.monotonic()

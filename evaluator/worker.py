@@ -41,7 +41,8 @@ class Channel:
         self.sock.sendall(json.dumps(message).encode() + b"\n")
 
     def report_lock_waits(self) -> None:
-        gpu_lock.report_waits(lambda waiting: self.send({"event": "lock_wait" if waiting else "lock_held"}))
+        gpu_lock.report_waits(
+            lambda waiting: self.send(protocol.encode(protocol.LockWaiting() if waiting else protocol.LockHeld())))
 
     def recv(self) -> dict[str, Any]:
         line = self.reader.readline()

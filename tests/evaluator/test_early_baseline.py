@@ -124,3 +124,45 @@ def test_a_batch_takes_what_is_queued_up_to_its_budget_of_input_bytes(suite, tmp
         assert baselines._next_batch() == []
     finally:
         server.close()
+
+
+class ScriptedChild:
+    """Stands in for the baseline's process: records what it is sent, answers from a script."""
+
+    def __init__(self, answers):
+        self.answers, self.sent, self.idle_states = list(answers), [], []
+
+    def send(self, message):
+        self.sent.append(message)
+
+    def recv(self, timeout=None):
+        return self.answers.pop(0) if self.answers else None
+
+    def idle(self, idle):
+        self.idle_states.append(idle)
+
+
+def test_a_batch_is_asked_and_answered_in_the_protocols_messages(suite):
+    from evaluator import protocol
+    from evaluator.baseline_server import Measurement
+    server = ForkServer(interpret=True)
+    baselines = BaselineServer(server, "cuda:99", None)
+    try:
+        batch = [Measurement({"id": k, "task_path": "t.py", "sets": []}) for k in (1, 2, 3)]
+        child = ScriptedChild([
+            protocol.encode(protocol.BaselineTimed(id=2, eager_ms=(1.0, 1.0, 1.0), compiled_ms=(0.5, 0.5, 0.5))),
+            {"event": "baseline", "id": 3, "eager_ms": [float("inf")]},  # no finite time: read as nothing
+            protocol.encode(protocol.BaselineFailed(id=1, reason="out of memory")),
+            protocol.encode(protocol.BaselineFailed(id=3, reason="the reference raised")),
+        ])
+        assert baselines._run_batch(child, batch)
+        assert protocol.parse_command(child.sent[0]) == protocol.MeasureBaselines(jobs=tuple(m.request for m in batch))
+        timed = batch[1].result()
+        assert timed["eager"].median_ms == 1.0 and timed["compiled"].median_ms == 0.5
+        for measurement, why in ((batch[0], "out of memory"), (batch[2], "the reference raised")):
+            with pytest.raises(ChildGone, match=why):
+                measurement.result()
+        assert child.idle_states == [False, True]
+    finally:
+        baselines.close()
+        server.close()
