@@ -1,4 +1,4 @@
-"""The evaluator's side of the baseline process: one trusted child (baseline_worker.py) that times
+"""The evaluator's side of the baseline process: one trusted child (sandboxed/baseline_process.py) that times
 every task's PyTorch reference, with requests made together measured in one batch."""
 
 from __future__ import annotations

@@ -27,7 +27,7 @@ from evaluator.cases import Case, plan, timing_cases
 from evaluator.compile_board import CompileBoard
 from evaluator.contracts import Statistical, dtype_name, identical, structure_problem
 from evaluator.environment import device_key, environment
-from evaluator.guards import COPY_OPS
+from evaluator.sandboxed.guards import COPY_OPS
 from evaluator.integrity import ProjectIntegrity
 from evaluator.interop import strip_kernelbenchx_harness
 from evaluator.judging import Judge

@@ -41,7 +41,8 @@ def preload() -> None:
     # candidate's guard): seconds per child, paid once here instead
     import torch._dynamo  # noqa: F401
 
-    from evaluator import baseline_worker, compile_scout, confinement, triton_cache, worker  # noqa: F401
+    from evaluator import compile_scout, confinement, triton_cache  # noqa: F401
+    from evaluator.sandboxed import baseline_process, candidate_process  # noqa: F401
     try:
         import pyseccomp  # noqa: F401
     except (ImportError, OSError, RuntimeError):
@@ -126,14 +127,14 @@ def _become_child(request: dict) -> None:
         from evaluator import memcheck
         memcheck.exec_sanitizer(scratch, json.loads(open(os.path.join(scratch, "job.json")).read())["sanitizer"])
     elif request["kind"] == "baseline":
-        from evaluator import baseline_worker
-        baseline_worker.main(scratch)
+        from evaluator.sandboxed import baseline_process
+        baseline_process.main(scratch)
     elif request["kind"] == "scout":
         from evaluator import compile_scout
         compile_scout.main(scratch)
     else:
-        from evaluator import worker
-        worker.main(scratch)
+        from evaluator.sandboxed import candidate_process
+        candidate_process.main(scratch)
 
 
 def _fork(request: dict) -> int:

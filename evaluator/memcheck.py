@@ -4,7 +4,8 @@ A candidate whose outputs are right may still read or write outside its tensors 
 one lane too many through, a loop bound without the block's offset): the numbers hide it when the
 stray reads land in memory PyTorch's caching allocator holds and a `tl.where` drops them. So the
 candidate runs once more, on its small and edge inputs of every dtype, in a fresh confined process
-that the fork server turns into `compute-sanitizer --tool memcheck python -m evaluator.memcheck_run`,
+that the fork server turns into `compute-sanitizer --tool memcheck python -m
+evaluator.sandboxed.memcheck_process`,
 with PyTorch's caching allocator off, so that every tensor is an allocation of its exact size and one
 byte past its end is an invalid address. Compute Sanitizer instruments the kernels from outside the
 candidate's Python code and signals what it found by its exit status; its report, which names the
@@ -55,7 +56,7 @@ def checked_cases(task: Task) -> list[Case]:
 def command(sanitizer: str, scratch: str) -> list[str]:
     return [sanitizer, "--tool", "memcheck", "--error-exitcode", str(ERROR_EXIT), "--print-limit", str(PRINT_LIMIT),
             "--show-backtrace", "no", "--log-file", os.path.join(scratch, REPORT),
-            sys.executable, "-m", "evaluator.memcheck_run", scratch]
+            sys.executable, "-m", "evaluator.sandboxed.memcheck_process", scratch]
 
 
 def exec_sanitizer(scratch: str, sanitizer: str) -> None:

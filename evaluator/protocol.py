@@ -34,7 +34,7 @@ class ProtocolError(ValueError):
 @dataclass(frozen=True)
 class Imported:
     EVENT: ClassVar[str] = "imported"
-    memory_check: str = ""  # how the process looks for out-of-bounds accesses, where it does (access_bounds.py)
+    memory_check: str = ""  # how the process looks for out-of-bounds accesses, where it does (sandboxed/access_bounds.py)
 
 
 @dataclass(frozen=True)
@@ -84,7 +84,7 @@ class Timed:
 
 @dataclass(frozen=True)
 class MemoryChecked:
-    """One case ran to its end under Compute Sanitizer (memcheck_run.py)."""
+    """One case ran to its end under Compute Sanitizer (sandboxed/memcheck_process.py)."""
     EVENT: ClassVar[str] = "memchecked"
     case: int
 
@@ -109,7 +109,7 @@ class LockHeld:
 
 @dataclass(frozen=True)
 class BaselineReady:
-    """The baseline's process has its CUDA context (baseline_worker.py)."""
+    """The baseline's process has its CUDA context (sandboxed/baseline_process.py)."""
     EVENT: ClassVar[str] = "baseline_ready"
 
 

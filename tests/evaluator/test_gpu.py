@@ -373,7 +373,7 @@ def test_identical_runs_and_timed_results_are_judged_once(tmp_path, gelu_task, m
 
 
 def test_large_outputs_reach_the_host_through_page_locked_memory():
-    from evaluator.worker import PINNED_MIN_BYTES, to_host
+    from evaluator.sandboxed.candidate_process import PINNED_MIN_BYTES, to_host
     big = torch.randn(1024, PINNED_MIN_BYTES // 4096 * 2, device="cuda").t()  # 2 MiB, transposed
     small = torch.arange(10, device="cuda")
     out = to_host((big, {"small": small}, 3))

@@ -56,7 +56,7 @@ def test_the_sanitizer_is_started_with_an_error_status_and_its_own_report(tmp_pa
     assert command[:3] == ["/usr/local/cuda/bin/compute-sanitizer", "--tool", "memcheck"]
     assert command[command.index("--error-exitcode") + 1] == str(memcheck.ERROR_EXIT)
     assert command[command.index("--log-file") + 1] == str(tmp_path / memcheck.REPORT)
-    assert command[-3:] == ["-m", "evaluator.memcheck_run", str(tmp_path)]
+    assert command[-3:] == ["-m", "evaluator.sandboxed.memcheck_process", str(tmp_path)]
 
 
 # The run itself, on the CPU: the fork server's memcheck child is confined, then becomes the program

@@ -140,7 +140,7 @@ def test_empty_and_unparsable_sources(source, verdict):
 @pytest.mark.parametrize("body, rule", [
     ("import operator\nreturn operator.attrgetter('nn.functional.gelu')(torch)(x)", "imports"),
     ("import operator\nreturn operator.methodcaller('softmax', -1)(x)", "imports"),
-    ("import typing\nreturn typing.sys.modules['evaluator.worker']", "module-names"),
+    ("import typing\nreturn typing.sys.modules['evaluator.sandboxed.candidate_process']", "module-names"),
     ("import functools\nreturn functools.reduce(lambda a, b: a, [x])", "imports"),
     ("import dataclasses\nreturn dataclasses.inspect.os.getcwd()", "module-names"),
     ("return tl.core.builtins.exec('y = x.sum()')", "module-names"),

@@ -164,7 +164,8 @@ def test_timed_outputs_are_freed_at_once_not_left_to_the_garbage_collector(suite
 
     import torch
 
-    from evaluator import timing, worker
+    from evaluator import timing
+    from evaluator.sandboxed import candidate_process as worker
     from evaluator.timing import TimingPolicy
 
     class Event:
@@ -258,7 +259,7 @@ def test_every_kernel_of_a_call_compiles_with_the_gpu_lock_let_go(tmp_path):
     import fcntl
     import os
 
-    from evaluator.guards import LaunchRecorder
+    from evaluator.sandboxed.guards import LaunchRecorder
 
     recorder = LaunchRecorder(lock_dir=str(tmp_path), locking=True)
     seen = []

@@ -9,7 +9,7 @@ import torch
 
 from evaluator import candidate_source, confinement, wire
 from evaluator.task import clone_inputs, on_device
-from evaluator.worker import resolve_entry
+from evaluator.sandboxed.candidate_process import resolve_entry
 
 
 def main(scratch: str, entry: str, inputs_file: str, device: str) -> None:

@@ -21,7 +21,7 @@ from evaluator import gpu_lock, protocol, wire
 from evaluator.loader import load_task
 from evaluator.task import Inputs, on_device
 from evaluator.timing import TimingPolicy
-from evaluator.worker import Channel, classify, describe_failure, log_gpu_memory, time_function
+from evaluator.sandboxed.candidate_process import Channel, classify, describe_failure, log_gpu_memory, time_function
 
 FAULT_ELSEWHERE = "not measured: another task's baseline in the same batch left the GPU unusable (a CUDA fault)"
 

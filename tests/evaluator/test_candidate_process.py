@@ -4,8 +4,8 @@ import ast
 
 from triton.compiler.errors import CompilationError
 
-from evaluator.access_bounds import OutOfBounds
-from evaluator.worker import classify, describe_failure
+from evaluator.sandboxed.access_bounds import OutOfBounds
+from evaluator.sandboxed.candidate_process import classify, describe_failure
 
 KERNEL = "def kernel(x_ptr):\n    offsets = tl.arange(0, 1000)\n"
 

@@ -1,0 +1,1 @@
+"""Code that runs inside sandboxed processes (candidate, memory check, profile, baseline), never in the evaluator."""
