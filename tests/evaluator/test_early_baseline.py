@@ -7,6 +7,7 @@ import time
 from pathlib import Path
 
 import pytest
+import torch
 
 from evaluator.baseline import EarlyBaseline
 from evaluator.baseline_server import BaselineServer
@@ -166,3 +167,13 @@ def test_a_batch_is_asked_and_answered_in_the_protocols_messages(suite):
     finally:
         baselines.close()
         server.close()
+
+
+def test_the_baseline_process_answers_a_request_it_cannot_prepare_in_the_protocols_message(tmp_path):
+    from evaluator import protocol
+    from evaluator.sandboxed import baseline_process
+    child = ScriptedChild([])
+    request = {"id": 7, "task_path": str(tmp_path / "missing.py"), "sets": []}
+    assert baseline_process.measure_batch(child, [request], torch.device("cpu"), None)
+    (reply,) = [protocol.parse_event(m) for m in child.sent]
+    assert isinstance(reply, protocol.BaselineFailed) and reply.id == 7 and "missing.py" in reply.reason
