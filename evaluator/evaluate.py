@@ -603,6 +603,8 @@ class Evaluator:
         if not replayed:
             return timed, method, probe_ms
         second = self._probe_sets(task, self.second_look_offsets)
+        if not second:  # no other new inputs in the timing sets' configuration: the first look stands
+            raise StageFailed(Verdict.CONTRACT_FAIL, replayed)
         timed, method, second_ms = self._timed_once(box, task, sets, earlier, second)
         replayed_again = probes_module.replay_reason(timed.median_ms, second_ms)
         if replayed_again:

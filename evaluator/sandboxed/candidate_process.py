@@ -20,9 +20,9 @@ from typing import Any, Callable
 import torch
 
 from evaluator import candidate_source, event_log, gpu_lock, protocol, wire
-from evaluator.sandboxed import access_bounds, interpreted_autotune
 from evaluator.compile_board import CompileBoard
 from evaluator.contracts import same_bits
+from evaluator.sandboxed import access_bounds, interpreted_autotune
 from evaluator.sandboxed.guards import LaunchRecorder, TorchGuard, live_threads, poison_value
 from evaluator.task import Inputs, clone_inputs, judged_outputs, map_tensors, on_device, pinned_copy, tensors_in
 from evaluator.timing import TimingPolicy, measure, time_once

@@ -84,3 +84,12 @@ def test_no_second_look_where_the_probe_agrees():
     stand_in = _Timings((1.0, [1.2]))
     _, _, probe_ms = _time_candidate(stand_in)
     assert probe_ms == [1.2] and len(stand_in.probe_draws) == 1
+
+
+def test_without_other_new_inputs_the_first_look_stands():
+    from evaluator.stage_failed import StageFailed
+    stand_in = _Timings((0.1, [2.0]), (0.1, [0.11]))
+    stand_in._probe_sets = lambda task, offsets=None: []
+    with pytest.raises(StageFailed) as failed:
+        _time_candidate(stand_in)
+    assert "inputs never seen before" in failed.value.reason and len(stand_in.probe_draws) == 1
