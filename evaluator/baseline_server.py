@@ -161,7 +161,8 @@ class BaselineServer:
                     measurement.finish({label: stats(list(samples)) for label, samples
                                         in (("eager", reply.eager_ms), ("compiled", reply.compiled_ms)) if samples})
                 elif isinstance(reply, protocol.BaselineFailed) and measurement is not None:
-                    measurement.finish(error=ChildGone("RUNTIME_FAIL", "baseline measurement failed: " + reply.reason))
+                    measurement.finish(error=ChildGone("RUNTIME_FAIL", "baseline measurement failed: " + reply.reason,
+                                                       out_of_gpu_memory=reply.out_of_gpu_memory))
         except ChildGone as gone:
             for measurement in waiting.values():
                 measurement.finish(error=_described(gone))
@@ -188,7 +189,7 @@ def _parsed(message: dict) -> object:
 def _described(gone: ChildGone) -> ChildGone:
     """Its last line says why (e.g. out of GPU memory)."""
     return ChildGone(gone.verdict, "baseline measurement failed: " + with_last_line(gone.reason, gone.output_tail),
-                     gone.output_tail)
+                     gone.output_tail, gone.out_of_gpu_memory)
 
 
 def _bytes_of(measurement: Measurement) -> int:

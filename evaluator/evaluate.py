@@ -179,6 +179,7 @@ class Evaluator:
         except StageFailed as v:
             result.verdict, result.reason = v.verdict, v.reason[:MAX_REASON_CHARS]
             result.traceback = v.traceback[-MAX_REASON_CHARS:] if v.traceback else None
+            result.out_of_gpu_memory = result.out_of_gpu_memory or v.out_of_gpu_memory
         result.phases["total"] = time.perf_counter() - began
         if self.on_gpu:
             memory_gate.trim_cached(self.device)  # what this evaluation's references and judging left cached
@@ -508,7 +509,7 @@ class Evaluator:
         elif message.phase == "call":
             case = _member(message.case, sent)
             reason = f"on {describe_case(cases[case])}: {reason}"
-        return StageFailed(Verdict(verdict), reason, message.traceback or None, case)
+        return StageFailed(Verdict(verdict), reason, message.traceback or None, case, message.out_of_gpu_memory)
 
     @staticmethod
     def _check_call_report(message: protocol.CallDone, case: Case) -> None:
@@ -572,6 +573,7 @@ class Evaluator:
         except ChildGone as gone:  # the reference's failure is not the candidate's
             eager = compiled = None
             baseline_error = gone.reason[:MAX_REASON_CHARS]
+            result.out_of_gpu_memory = result.out_of_gpu_memory or gone.out_of_gpu_memory
         perf = Performance(size="standard", dtype=dtype_name(task.primary_dtype), candidate=candidate, eager=eager,
                            compiled=compiled, timing_method=method,
                            baseline_error=baseline_error, probe_ms=probe_ms)
@@ -620,7 +622,8 @@ class Evaluator:
         event_log.case_event(task.id, "timed")
         if isinstance(message, protocol.Failed):
             raise StageFailed(Verdict(message.verdict) if message.verdict in {"RUNTIME_FAIL", "CONTRACT_FAIL"}
-                           else Verdict.RUNTIME_FAIL, "while timing: " + message.reason, message.traceback or None)
+                           else Verdict.RUNTIME_FAIL, "while timing: " + message.reason, message.traceback or None,
+                           out_of_gpu_memory=message.out_of_gpu_memory)
         if not isinstance(message, protocol.Timed):
             raise StageFailed(Verdict.CONTRACT_FAIL, "the candidate's process sent an unexpected message")
         self._check_timed_calls(box, task, sets + probes, message, earlier + [None] * len(probes))

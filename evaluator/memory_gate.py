@@ -11,9 +11,8 @@ from typing import Iterator
 
 import torch
 
-from evaluator.result import EvalResult, Verdict
+from evaluator.result import EvalResult
 
-OUT_OF_GPU_MEMORY = ("ran out of GPU memory", "CUDA out of memory")
 CACHED_SLACK_BYTES = 4 << 30
 
 
@@ -62,7 +61,6 @@ class MemoryGate:
 
 
 def starved(result: EvalResult) -> bool:
-    """Did this evaluation fail for lack of GPU memory (its own or its baseline's)?"""
-    reasons = [result.reason if result.verdict == Verdict.RUNTIME_FAIL else "",
-               (result.performance.baseline_error if result.performance else None) or ""]
-    return any(marker in reason for reason in reasons for marker in OUT_OF_GPU_MEMORY)
+    """Did this evaluation fail for lack of GPU memory (its own or its baseline's)? Told by the
+    exception's type in that process, not by any message text."""
+    return result.out_of_gpu_memory

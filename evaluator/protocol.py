@@ -47,6 +47,7 @@ class Failed:
     case: int | None = None
     run: int | None = None
     fatal: bool = False
+    out_of_gpu_memory: bool = False  # torch's OutOfMemoryError, whatever its message says
 
 
 @dataclass(frozen=True)
@@ -127,6 +128,7 @@ class BaselineFailed:
     EVENT: ClassVar[str] = "baseline_failed"
     id: int
     reason: str
+    out_of_gpu_memory: bool = False
 
 
 # evaluator -> child ---------------------------------------------------------------------------

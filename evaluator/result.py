@@ -9,7 +9,8 @@ from typing import Any
 
 from evaluator import plain_data
 
-SCHEMA_VERSION = 3  # 2: MEMORY_FAIL, the memcheck stage and `memory_check`; 3: `unchecked`
+SCHEMA_VERSION = 4  # 2: MEMORY_FAIL, the memcheck stage and `memory_check`; 3: `unchecked`;
+# 4: `out_of_gpu_memory`
 
 
 class Verdict(str, Enum):
@@ -169,6 +170,9 @@ class EvalResult:
     memory_check: str | None = None
     # What was not checked and why (cases of a dtype this Triton's CPU interpreter computes wrongly).
     unchecked: str | None = None
+    # The candidate or its eager baseline ran out of GPU memory (torch's OutOfMemoryError in its process):
+    # on a GPU the evaluation is then done once more alone (memory_gate.py).
+    out_of_gpu_memory: bool = False
     schema_version: int = SCHEMA_VERSION
 
     @property

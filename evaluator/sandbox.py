@@ -236,11 +236,12 @@ def scratch_bytes(folder: Path) -> int:
 class ChildGone(Exception):
     """The child stopped answering: it exited, crashed, timed out or used too much memory."""
 
-    def __init__(self, verdict: str, reason: str, output_tail: str = ""):
+    def __init__(self, verdict: str, reason: str, output_tail: str = "", out_of_gpu_memory: bool = False):
         super().__init__(reason)
         self.verdict = verdict
         self.reason = reason
         self.output_tail = output_tail
+        self.out_of_gpu_memory = out_of_gpu_memory
 
 
 @dataclass

@@ -11,10 +11,12 @@ from evaluator.result import Verdict
 class StageFailed(Exception):
     """Control flow: the evaluation ends with this verdict and reason."""
 
-    def __init__(self, verdict: Verdict, reason: str, traceback: str | None = None, case: int | None = None):
+    def __init__(self, verdict: Verdict, reason: str, traceback: str | None = None, case: int | None = None,
+                 out_of_gpu_memory: bool = False):
         super().__init__(reason)
         self.verdict, self.reason, self.traceback = verdict, reason, traceback
         self.case = case  # plan index of the case it is about; -1 for the import
+        self.out_of_gpu_memory = out_of_gpu_memory
 
 
 def describe_case(case: Case) -> str:

@@ -36,6 +36,7 @@ class Job:
     functions: dict[str, Callable] = field(default_factory=dict)
     samples: dict[str, list[float]] = field(default_factory=dict)
     failure: str | None = None
+    out_of_gpu_memory: bool = False
 
 
 def serve(scratch: Path) -> None:
@@ -80,8 +81,8 @@ def measure_batch(channel: Channel, requests: list[dict[str, Any]], device: torc
             samples = {f"{label}_ms": tuple(v) for label, v in job.samples.items()}
             channel.send(protocol.encode(protocol.BaselineTimed(id=job.request["id"], **samples)))
         else:
-            channel.send(protocol.encode(protocol.BaselineFailed(id=job.request["id"],
-                                                                 reason=job.failure or FAULT_ELSEWHERE)))
+            channel.send(protocol.encode(protocol.BaselineFailed(
+                id=job.request["id"], reason=job.failure or FAULT_ELSEWHERE, out_of_gpu_memory=job.out_of_gpu_memory)))
     jobs.clear()
     torch.cuda.empty_cache()  # the batch's inputs and outputs; candidates share this GPU
     log_gpu_memory("timing", device)
@@ -127,6 +128,7 @@ def _attempt(job: Job, step: Callable[[], None]) -> bool:
     except Exception as exc:  # noqa: BLE001 - a reference that fails (out of memory, say) fails its own job
         verdict, fatal = classify(exc)
         job.failure = describe_failure(exc, verdict)
+        job.out_of_gpu_memory = isinstance(exc, torch.OutOfMemoryError)
         return not fatal
     return True
 

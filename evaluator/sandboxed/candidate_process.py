@@ -130,7 +130,8 @@ class CandidateProcess:
         verdict = verdict or classify(exc)[0]
         self.channel.send(protocol.encode(protocol.Failed(
             phase=phase, verdict=verdict, reason=describe_failure(exc, verdict)[:protocol.MAX_TEXT],
-            traceback=trimmed_traceback(exc, self.candidate_path)[-protocol.MAX_TEXT:], **extra)))
+            traceback=trimmed_traceback(exc, self.candidate_path)[-protocol.MAX_TEXT:],
+            out_of_gpu_memory=isinstance(exc, torch.OutOfMemoryError), **extra)))
 
     def start(self) -> bool:
         torch.seed()  # forked from one server, every candidate would otherwise draw the same "fresh" seeds

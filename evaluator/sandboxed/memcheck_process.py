@@ -33,7 +33,8 @@ def main(scratch: str) -> None:
         verdict = classify(exc)[0]
         channel.send(protocol.encode(protocol.Failed(
             phase=phase, verdict=verdict, reason=describe_failure(exc, verdict)[:protocol.MAX_TEXT],
-            traceback=trimmed_traceback(exc, path)[-protocol.MAX_TEXT:], case=case)))
+            traceback=trimmed_traceback(exc, path)[-protocol.MAX_TEXT:], case=case,
+            out_of_gpu_memory=isinstance(exc, torch.OutOfMemoryError))))
 
     try:
         # Compute Sanitizer sets itself up on the GPU with the context: not during another's timing.

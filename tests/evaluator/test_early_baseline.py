@@ -153,16 +153,17 @@ def test_a_batch_is_asked_and_answered_in_the_protocols_messages(suite):
         child = ScriptedChild([
             protocol.encode(protocol.BaselineTimed(id=2, eager_ms=(1.0, 1.0, 1.0), compiled_ms=(0.5, 0.5, 0.5))),
             {"event": "baseline", "id": 3, "eager_ms": [float("inf")]},  # no finite time: read as nothing
-            protocol.encode(protocol.BaselineFailed(id=1, reason="out of memory")),
+            protocol.encode(protocol.BaselineFailed(id=1, reason="out of memory", out_of_gpu_memory=True)),
             protocol.encode(protocol.BaselineFailed(id=3, reason="the reference raised")),
         ])
         assert baselines._run_batch(child, batch)
         assert protocol.parse_command(child.sent[0]) == protocol.MeasureBaselines(jobs=tuple(m.request for m in batch))
         timed = batch[1].result()
         assert timed["eager"].median_ms == 1.0 and timed["compiled"].median_ms == 0.5
-        for measurement, why in ((batch[0], "out of memory"), (batch[2], "the reference raised")):
-            with pytest.raises(ChildGone, match=why):
+        for measurement, why, starved in ((batch[0], "out of memory", True), (batch[2], "the reference raised", False)):
+            with pytest.raises(ChildGone, match=why) as failed:
                 measurement.result()
+            assert failed.value.out_of_gpu_memory is starved
         assert child.idle_states == [False, True]
     finally:
         baselines.close()

@@ -128,23 +128,20 @@ def test_memory_gate_lets_a_retry_in_alone():
     assert events == ["a in", "a out", "alone in", "alone out", "b in", "b out"]
 
 
-def test_out_of_memory_results_are_retried_and_others_are_not():
-    from evaluator.memory_gate import starved
-    from evaluator.environment import environment
-    from evaluator.result import EvalResult, Performance, Stage, TimingStats, Verdict
-
-    def result(verdict, reason, baseline_error=None):
-        r = EvalResult(task_id="t", verdict=verdict, stage=Stage.DONE, reason=reason, source_hash="0",
-                       environment=environment("cpu", 0))
-        if baseline_error:
-            r.performance = Performance("standard", "float32", TimingStats(1.0, 1.0, 1.0, 0.0, 5),
-                                        baseline_error=baseline_error)
-        return r
-    assert starved(result(Verdict.RUNTIME_FAIL, "on standard float32 inputs: ran out of GPU memory: CUDA out of"))
-    assert starved(result(Verdict.CORRECT, "ok", baseline_error="exited: torch.OutOfMemoryError: CUDA out of memory"))
-    assert not starved(result(Verdict.CORRECT, "ok", baseline_error="exited with status 1"))
-    assert not starved(result(Verdict.INCORRECT, "ran out of GPU memory"))
-    assert not starved(result(Verdict.RUNTIME_FAIL, "raised IndexError"))
+@pytest.mark.parametrize("raised, starved", [
+    ("torch.OutOfMemoryError('any words at all')", True),
+    ("RuntimeError('CUDA out of memory. ran out of GPU memory')", False),  # the words alone are not it
+    ("IndexError('list index out of range')", False),
+])
+def test_running_out_of_gpu_memory_is_told_by_the_exceptions_type_not_its_text(evaluators, suite, raised, starved):
+    """What decides a retry alone on a GPU (memory_gate.starved) is the type of what the candidate's
+    process raised, carried by the protocol; here on the CPU, where the retry itself does not run."""
+    from evaluator import memory_gate
+    from tests.evaluator.test_gpu import gelu_candidate
+    result = evaluators(static=False).evaluate(suite["Activation/gelu"], gelu_candidate(f"raise {raised}"))
+    assert result.verdict.value == "RUNTIME_FAIL", result.reason
+    assert result.out_of_gpu_memory is starved and memory_gate.starved(result) is starved
+    assert "phases" in result.to_dict() and result.to_dict()["out_of_gpu_memory"] is starved
 
 
 def test_wall_time_replaces_events_only_when_work_clearly_escaped_the_stream():
