@@ -221,19 +221,27 @@ def _typed(tp: Any, value: Any, where: str) -> Any:
         if not isinstance(value, dict):
             raise ProtocolError(f"{where} is not an object")
         return _record(tp, value)
-    if tp is bool:
-        ok = isinstance(value, bool)
-    elif tp is int:
-        ok = isinstance(value, int) and not isinstance(value, bool)
-    elif tp is float:
-        ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-        value = float(value) if ok else value
-    elif tp is str:
-        ok = isinstance(value, str) and len(value) <= MAX_TEXT
-    elif tp is dict:
-        ok = isinstance(value, dict)
-    else:  # pragma: no cover - a field type this module does not declare
+    return _scalar(tp, value, where)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+# What a scalar field's value must be, by its declared type: an int is not a bool, a float is finite.
+SCALAR_CHECKS = {
+    bool: lambda v: isinstance(v, bool),
+    int: lambda v: isinstance(v, int) and not isinstance(v, bool),
+    float: lambda v: _is_number(v) and math.isfinite(v),
+    str: lambda v: isinstance(v, str) and len(v) <= MAX_TEXT,
+    dict: lambda v: isinstance(v, dict),
+}
+
+
+def _scalar(tp: Any, value: Any, where: str) -> Any:
+    check = SCALAR_CHECKS.get(tp)
+    if check is None:  # pragma: no cover - a field type this module does not declare
         raise TypeError(f"unsupported field type {tp!r}")
-    if not ok:
+    if not check(value):
         raise ProtocolError(f"{where} is not a {getattr(tp, '__name__', tp)}")
-    return value
+    return float(value) if tp is float else value
