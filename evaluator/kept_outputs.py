@@ -12,11 +12,7 @@ from typing import Any
 
 import torch
 
-from evaluator.task import map_tensors, tensors_in
-
-
-def _bytes(t: torch.Tensor) -> int:
-    return t.numel() * t.element_size()
+from evaluator.task import element_bytes, map_tensors, tensors_in
 
 
 class KeptOutputs:
@@ -29,14 +25,14 @@ class KeptOutputs:
 
     def copy(self, tree: Any) -> Any | None:
         """The tree with every tensor copied, or None when the copies would pass the bound."""
-        size = sum(map(_bytes, tensors_in(tree)))
+        size = element_bytes(*tensors_in(tree))
         with self._lock:
             if self.held + size > self.limit:
                 return None
             self.held += size
         copied = map_tensors(tree, torch.clone)
         for t in tensors_in(copied):
-            weakref.finalize(t, self._release, _bytes(t))
+            weakref.finalize(t, self._release, element_bytes(t))
         return copied
 
     def _release(self, size: int) -> None:

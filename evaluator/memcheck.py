@@ -4,8 +4,7 @@ A candidate whose outputs are right may still read or write outside its tensors 
 one lane too many through, a loop bound without the block's offset): the numbers hide it when the
 stray reads land in memory PyTorch's caching allocator holds and a `tl.where` drops them. So the
 candidate runs once more, on its small and edge inputs of every dtype, in a fresh confined process
-that the fork server turns into `compute-sanitizer --tool memcheck python -m
-evaluator.sandboxed.memcheck_process`,
+that the fork server turns into Compute Sanitizer's memcheck running `evaluator.sandboxed.memcheck_process`,
 with PyTorch's caching allocator off, so that every tensor is an allocation of its exact size and one
 byte past its end is an invalid address. Compute Sanitizer instruments the kernels from outside the
 candidate's Python code and signals what it found by its exit status; its report, which names the

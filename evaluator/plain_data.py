@@ -1,4 +1,4 @@
-"""Plain data (what JSON and YAML hold) from dataclasses, and dataclasses built from it, checked strictly where asked."""
+"""Plain data (what JSON and YAML hold) from dataclasses, and dataclasses from it, checked strictly where asked."""
 
 from __future__ import annotations
 

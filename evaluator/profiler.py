@@ -53,7 +53,8 @@ def profile(source: str, entry: str, inputs_file: Path, device: str) -> dict[str
         env.update(HOME=str(scratch), XDG_CACHE_HOME=str(scratch / ".cache"), TRITON_CACHE_DIR=str(scratch / ".triton"))
         command = [ncu, "--csv", "--page", "raw", "--target-processes", "all", "--nvtx", "--nvtx-include",
                    "profiled_call/", "--metrics", ",".join(METRICS),
-                   sys.executable, "-m", "evaluator.sandboxed.profile_process", str(scratch), entry, str(inputs_file), device]
+                   sys.executable, "-m", "evaluator.sandboxed.profile_process", str(scratch), entry, str(inputs_file),
+                   device]
         done = subprocess.run(command, cwd=scratch, env=env, capture_output=True, text=True,
                               timeout=PROFILE_SECONDS, preexec_fn=_limits)
     except (subprocess.TimeoutExpired, OSError):

@@ -34,7 +34,8 @@ class ProtocolError(ValueError):
 @dataclass(frozen=True)
 class Imported:
     EVENT: ClassVar[str] = "imported"
-    memory_check: str = ""  # how the process looks for out-of-bounds accesses, where it does (sandboxed/access_bounds.py)
+    # how the process looks for out-of-bounds accesses, where it does (sandboxed/access_bounds.py)
+    memory_check: str = ""
 
 
 @dataclass(frozen=True)

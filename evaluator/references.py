@@ -19,18 +19,14 @@ import torch
 from evaluator import gpu_lock, memory_gate, wire
 from evaluator.cases import Case
 from evaluator.contracts import Expected
-from evaluator.task import (Inputs, Task, clone_inputs, drawing_on, judged_outputs, on_device, on_pinned_host,
-                            tensors_in, upcast)
+from evaluator.task import (Inputs, Task, clone_inputs, drawing_on, element_bytes, judged_outputs, on_device,
+                            on_pinned_host, tensors_in, upcast)
 
 HOST = torch.device("cpu")
 # Expected outputs at least this large are judged on the GPU, and stay there when built there.
 GPU_JUDGING_BYTES = 8 << 20
 # Of the GPU's memory, the share that expected outputs kept there may take (candidates need the rest).
 RESIDENT_FRACTION = 0.2
-
-
-def _bytes(tensors: list[torch.Tensor]) -> int:
-    return sum(t.numel() * t.element_size() for t in tensors)
 
 
 def _expected_tensors(expected: Expected) -> list[torch.Tensor]:
@@ -51,7 +47,7 @@ class CaseData:
 
     @cached_property
     def expected_bytes(self) -> int:
-        return _bytes(_expected_tensors(self.expected))
+        return element_bytes(*_expected_tensors(self.expected))
 
     @cached_property
     def resident(self) -> bool:
@@ -62,7 +58,7 @@ class CaseData:
     def nbytes(self) -> int:
         """Host memory held: the inputs, and the expected outputs unless they are on the GPU."""
         leaves = tensors_in(self.inputs)
-        return _bytes([t for t in leaves + _expected_tensors(self.expected) if t.device.type == "cpu"])
+        return element_bytes(*[t for t in leaves + _expected_tensors(self.expected) if t.device.type == "cpu"])
 
     @property
     def device_bytes(self) -> int:
@@ -187,7 +183,7 @@ class ReferenceStore:
         return staged, expected
 
     def _keeps_on_device(self, expected: Expected) -> bool:
-        size = _bytes(_expected_tensors(expected))
+        size = element_bytes(*_expected_tensors(expected))
         if size < GPU_JUDGING_BYTES:
             return False
         with self._lock:

@@ -17,7 +17,8 @@ import torch
 
 from evaluator import gpu_lock, protocol, wire
 from evaluator.task import clone_inputs, on_device
-from evaluator.sandboxed.candidate_process import Channel, classify, describe_failure, import_candidate, trimmed_traceback
+from evaluator.sandboxed.candidate_process import (Channel, classify, describe_failure, import_candidate,
+                                                   trimmed_traceback)
 
 
 def main(scratch: str) -> None:
