@@ -15,8 +15,10 @@ def test_probe_seeds_are_secret_and_keep_every_tasks_configuration():
     for task in load_suite().values():
         first, second = (task.make_inputs(s, "small", "standard", task.primary_dtype) for s in task.timing_seeds[:2])
         probe = task.make_inputs(task.timing_seeds[0] + offsets[0], "small", "standard", task.primary_dtype)
-        # as alike as the timing sets are to each other (a masked select's output size follows its mask)
-        assert probes.same_configuration(first, probe) == probes.same_configuration(first, second), task.id
+        # where the timing sets share a configuration the probe shares it too; where they do not (a masked
+        # select's output size follows its mask), a probe may still match by chance
+        if probes.same_configuration(first, second):
+            assert probes.same_configuration(first, probe), task.id
         kept += probes.same_configuration(first, probe)
     assert kept > 150
 
