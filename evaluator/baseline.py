@@ -14,7 +14,7 @@ from typing import Callable
 
 from evaluator.baseline_server import Measurement
 from evaluator.cache_entries import parse_entry, read_table
-from evaluator.result import TimingStats
+from evaluator.result import TimingStats, Verdict
 from evaluator.sandbox import ChildGone
 from evaluator.task import Task
 
@@ -25,6 +25,13 @@ def cache_key(task: Task, dtype_name: str, seeds: tuple[int, ...], device_key: s
     source = task.source_path.read_bytes() if task.source_path else b""
     digest = hashlib.sha256(source).hexdigest()[:16]
     return f"{task.id}|{dtype_name}|standard|seeds {seeds}|{'compiled' if compiled else 'eager'}|{device_key}|{digest}"
+
+
+def baseline_keys(task: Task, dtype_name: str, device_key: str, compile_baseline: bool) -> dict[str, str]:
+    """The cache key of each baseline a task is timed against, by label."""
+    labels = ["eager", "compiled"] if compile_baseline else ["eager"]
+    seeds = tuple(task.timing_seeds)
+    return {label: cache_key(task, dtype_name, seeds, device_key, label == "compiled") for label in labels}
 
 
 class BaselineCache:
@@ -38,6 +45,16 @@ class BaselineCache:
     def get(self, key: str) -> TimingStats | None:
         """The cached timing; None when missing or not a valid entry (then it is measured again)."""
         return parse_entry(TimingStats, self._read().get(key))
+
+    def find(self, keys: dict[str, str]) -> dict[str, TimingStats] | None:
+        """Every baseline of `keys` (label -> key), or None unless all are cached."""
+        found = {label: self.get(key) for label, key in keys.items()}
+        return found if all(found.values()) else None
+
+    def keep(self, keys: dict[str, str], measured: dict[str, TimingStats]) -> None:
+        for label, key in keys.items():
+            if label in measured:
+                self.put(key, measured[label])
 
     def put(self, key: str, value: TimingStats) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -83,7 +100,7 @@ class EarlyBaseline:
         if isinstance(self._error, ChildGone):
             raise self._error
         if self._error is not None or self._measured is None:
-            raise ChildGone("RUNTIME_FAIL", f"baseline measurement failed: {self._error or 'cancelled'}")
+            raise ChildGone(Verdict.RUNTIME_FAIL, f"baseline measurement failed: {self._error or 'cancelled'}")
         return self._measured
 
     def cancel(self) -> None:

@@ -10,7 +10,7 @@ import threading
 from pathlib import Path
 
 from evaluator import protocol
-from evaluator.result import TimingStats
+from evaluator.result import TimingStats, Verdict
 from evaluator.sandbox import ChildGone, ForkServer, Limits, Sandbox, with_last_line
 from evaluator.task import Task
 from evaluator.timing import stats
@@ -69,7 +69,7 @@ class BaselineServer:
             if not self._thread.is_alive() and not self._closed.is_set():
                 self._thread.start()
         if self._closed.is_set():
-            measurement.finish(error=ChildGone("RUNTIME_FAIL", "the evaluator is closing"))
+            measurement.finish(error=ChildGone(Verdict.RUNTIME_FAIL, "the evaluator is closing"))
         return measurement
 
     def close(self) -> None:
@@ -77,7 +77,7 @@ class BaselineServer:
         with self._started:
             if self._thread.is_alive():
                 self._thread.join()
-        self._fail_queued(ChildGone("RUNTIME_FAIL", "the evaluator is closing"))
+        self._fail_queued(ChildGone(Verdict.RUNTIME_FAIL, "the evaluator is closing"))
 
     def _serve(self) -> None:
         box: Sandbox | None = None
@@ -96,7 +96,7 @@ class BaselineServer:
                     box.close()
                     box = None
             except Exception as exc:  # noqa: BLE001 - the fork server failing, say: nobody may wait forever
-                self._fail_queued(ChildGone("RUNTIME_FAIL", f"baseline measurement failed: {exc}"))
+                self._fail_queued(ChildGone(Verdict.RUNTIME_FAIL, f"baseline measurement failed: {exc}"))
                 if box is not None:
                     box.close()
                 box = None
@@ -122,7 +122,7 @@ class BaselineServer:
             return None
         if not isinstance(_parsed(message), protocol.BaselineReady):
             box.close()
-            self._fail_queued(ChildGone("RUNTIME_FAIL", f"the baseline's process failed to start: {message}"))
+            self._fail_queued(ChildGone(Verdict.RUNTIME_FAIL, f"the baseline's process failed to start: {message}"))
             return None
         box.idle(True)
         return box
@@ -152,7 +152,7 @@ class BaselineServer:
             while waiting:
                 message = box.recv(timeout=QUEUE_POLL_SECONDS)
                 if self._closed.is_set():
-                    raise ChildGone("RUNTIME_FAIL", "the evaluator is closing")
+                    raise ChildGone(Verdict.RUNTIME_FAIL, "the evaluator is closing")
                 if message is None:
                     continue
                 reply = _parsed(message)
@@ -161,7 +161,7 @@ class BaselineServer:
                     measurement.finish({label: stats(list(samples)) for label, samples
                                         in (("eager", reply.eager_ms), ("compiled", reply.compiled_ms)) if samples})
                 elif isinstance(reply, protocol.BaselineFailed) and measurement is not None:
-                    measurement.finish(error=ChildGone("RUNTIME_FAIL", "baseline measurement failed: " + reply.reason,
+                    measurement.finish(error=ChildGone(Verdict.RUNTIME_FAIL, "baseline measurement failed: " + reply.reason,
                                                        out_of_gpu_memory=reply.out_of_gpu_memory))
         except ChildGone as gone:
             for measurement in waiting.values():

@@ -45,3 +45,8 @@ def plan(task: Task, on_gpu: bool) -> list[Case]:
         standard.extend(timing_cases(task)[1:])
     ordered = [stage1] + [c for c in standard + outlier if c != stage1]
     return list(dict.fromkeys(ordered))
+
+
+def describe_case(case: Case) -> str:
+    mode = ", outlier mode (0.1% of elements x50)" if case.mode == "outlier" else ""
+    return f"{case.size} {dtype_name(case.dtype)} inputs (seed {case.seed}{mode})"

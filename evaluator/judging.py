@@ -13,12 +13,12 @@ from typing import Any
 import torch
 
 from evaluator import event_log, gpu_lock, memory_gate, wire
-from evaluator.cases import Case, timing_cases
+from evaluator.cases import Case, describe_case, timing_cases
 from evaluator.contracts import dtype_name, flatten, identical, structure_problem
 from evaluator.kept_outputs import KeptOutputs
 from evaluator.references import GPU_JUDGING_BYTES, HOST, CaseData
 from evaluator.result import CaseResult, Verdict
-from evaluator.stage_failed import StageFailed, describe_case
+from evaluator.stage_failed import StageFailed
 from evaluator.task import Task, on_device
 
 # Host bytes that copies of timing cases' outputs (what timed calls are held to) may take at once.

@@ -27,6 +27,8 @@ from typing import Any
 import psutil
 
 from evaluator import confinement, event_log, protocol, triton_cache, wire
+from evaluator.result import Verdict
+from evaluator.stage_failed import StageFailed
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 KEPT_ENV = re.compile(r"^(PATH|HOME|USER|LOGNAME|LANG|LC_[A-Z]+|TZ|TMPDIR|PYTHONPATH|VIRTUAL_ENV|"
@@ -233,15 +235,13 @@ def scratch_bytes(folder: Path) -> int:
     return total
 
 
-class ChildGone(Exception):
-    """The child stopped answering: it exited, crashed, timed out or used too much memory."""
+class ChildGone(StageFailed):
+    """The child stopped answering: it exited, crashed, timed out or used too much memory. Its last
+    output stands as the traceback."""
 
-    def __init__(self, verdict: str, reason: str, output_tail: str = "", out_of_gpu_memory: bool = False):
-        super().__init__(reason)
-        self.verdict = verdict
-        self.reason = reason
+    def __init__(self, verdict: Verdict, reason: str, output_tail: str = "", out_of_gpu_memory: bool = False):
+        super().__init__(verdict, reason, output_tail or None, out_of_gpu_memory=out_of_gpu_memory)
         self.output_tail = output_tail
-        self.out_of_gpu_memory = out_of_gpu_memory
 
 
 @dataclass
@@ -362,19 +362,19 @@ class Sandbox:
         info = self.server.exit_info(self.pid)
         if info is not None and not self._drained_line():
             tail = self.output_tail()
-            raise ChildGone("RUNTIME_FAIL", with_last_line(info.describe(self._who()), tail), tail)
+            raise ChildGone(Verdict.RUNTIME_FAIL, with_last_line(info.describe(self._who()), tail), tail)
         now = time.monotonic()
         if self.waiting_since is not None:
             if self.waited + now - self.waiting_since > self.limits.lock_wait_seconds:
                 self.kill()
-                raise ChildGone("TIMEOUT", f"waited more than {self.limits.lock_wait_seconds:.0f} s in all for the GPU "
+                raise ChildGone(Verdict.TIMEOUT, f"waited more than {self.limits.lock_wait_seconds:.0f} s in all for the GPU "
                                            "lock (the GPU is oversubscribed)", self.output_tail())
         elif self.idle_since is None and (now - self.step_started > self.limits.step_seconds
                                           or now - self.started > self.limits.total_seconds):
             self.kill()
             limit = (f"{self.limits.step_seconds:.0f} s per step" if now - self.started <= self.limits.total_seconds
                      else f"{self.limits.total_seconds:.0f} s in all")
-            raise ChildGone("TIMEOUT", f"exceeded the wall-clock limit of {limit} (an infinite loop, a deadlock, "
+            raise ChildGone(Verdict.TIMEOUT, f"exceeded the wall-clock limit of {limit} (an infinite loop, a deadlock, "
                                        "or far too slow)", self.output_tail())
         if now - self.footprint_checked < FOOTPRINT_PERIOD:
             return
@@ -387,16 +387,16 @@ class Sandbox:
         processes, resident = self._footprint()
         if processes > self.limits.processes:
             self.kill()
-            raise ChildGone("RUNTIME_FAIL", f"started {processes} processes (limit {self.limits.processes}); "
+            raise ChildGone(Verdict.RUNTIME_FAIL, f"started {processes} processes (limit {self.limits.processes}); "
                                             "a kernel needs none", self.output_tail())
         if resident > self.limits.memory_bytes:
             self.kill()
-            raise ChildGone("RUNTIME_FAIL", f"exceeded the memory limit of {self.limits.memory_bytes >> 20} MiB",
+            raise ChildGone(Verdict.RUNTIME_FAIL, f"exceeded the memory limit of {self.limits.memory_bytes >> 20} MiB",
                             self.output_tail())
         written = sum(scratch_bytes(folder) for folder in (self.scratch, *(self.reach.writable if self.reach else ())))
         if written > self.limits.disk_bytes:
             self.kill()
-            raise ChildGone("RUNTIME_FAIL", f"wrote {written >> 20} MiB into its scratch directory (limit "
+            raise ChildGone(Verdict.RUNTIME_FAIL, f"wrote {written >> 20} MiB into its scratch directory (limit "
                                             f"{self.limits.disk_bytes >> 20} MiB): printed or saved far too much",
                             self.output_tail())
 
@@ -469,15 +469,15 @@ class Sandbox:
                 if not chunk:
                     info = self.server.wait_exit(self.pid, timeout=5)
                     reason = info.describe(self._who()) if info else f"{self._who()} closed its channel"
-                    raise ChildGone("RUNTIME_FAIL", reason, self.output_tail())
+                    raise ChildGone(Verdict.RUNTIME_FAIL, reason, self.output_tail())
                 self.buffer += chunk
         line, self.buffer = self.buffer.split(b"\n", 1)
         try:
             message = json.loads(line)
         except json.JSONDecodeError:
-            raise ChildGone("CONTRACT_FAIL", "the candidate's process sent a malformed message") from None
+            raise ChildGone(Verdict.CONTRACT_FAIL, "the candidate's process sent a malformed message") from None
         if not isinstance(message, dict):
-            raise ChildGone("CONTRACT_FAIL", "the candidate's process sent a malformed message")
+            raise ChildGone(Verdict.CONTRACT_FAIL, "the candidate's process sent a malformed message")
         return message
 
     def _accept(self) -> None:

@@ -3,6 +3,7 @@ the project files it watches for tampering."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -63,6 +64,15 @@ class EvaluatorConfig:
     # Snapshot the project's files and compare after every evaluation (see integrity.py).
     watch_project: bool = True
     watched: list[Path] | None = None
+
+
+def default_limits(asked: Limits | None, on_gpu: bool) -> Limits:
+    """The candidate's process limits: those asked for, else these; on a GPU never an address-space
+    limit (CUDA cannot start under RLIMIT_AS; the watchdog's memory limit holds)."""
+    limits = asked or (Limits(step_seconds=180, total_seconds=600, memory_bytes=16 << 30, address_space=False)
+                       if on_gpu else Limits(step_seconds=120, total_seconds=900, memory_bytes=6 << 30,
+                                             address_space=True))
+    return dataclasses.replace(limits, address_space=False) if on_gpu else limits
 
 
 def default_watched() -> list[Path]:

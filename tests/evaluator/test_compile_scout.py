@@ -162,15 +162,17 @@ def test_a_scout_that_dies_leaves_no_marker_to_wait_for(scouted, suite, tmp_path
     from evaluator.case_feed import CaseFeed
     from evaluator.cases import plan
     from evaluator.sandbox import Reach, sandbox_folder
+    from evaluator.stages import correctness, start
+    from evaluator.stages.context import Evaluation
 
     task = suite["Activation/gelu"]
-    job = scouted._job(task, "gelu") | {"compile_board": str(tmp_path), "triton_target": scouted.triton_target}
+    ev = Evaluation(scouted, task, gelu_candidate(CANDIDATES["crashes"]), entry="gelu")
+    ev.job = start.job(ev) | {"compile_board": str(tmp_path), "triton_target": scouted.triton_target}
+    ev.reach = Reach(writable=(sandbox_folder(tmp_path),))
     CompileBoard(tmp_path).claim("claimed before the scout died")
-    feed = CaseFeed(scouted.references, task, plan(task, False))
+    ev.feed = CaseFeed(scouted.references, task, plan(task, False))
     try:
-        scouted._scout(job, Reach(writable=(sandbox_folder(tmp_path),)), gelu_candidate(CANDIDATES["crashes"]), feed,
-                       threading.Event(),
-                       types.SimpleNamespace(phases={}))
+        correctness.run_scout(ev, threading.Event(), types.SimpleNamespace(phases={}))
     finally:
-        feed.close()
+        ev.feed.close()
     assert list(tmp_path.iterdir()) == []

@@ -11,7 +11,7 @@ import torch
 
 from evaluator.baseline import EarlyBaseline
 from evaluator.baseline_server import BaselineServer
-from evaluator.result import TimingStats
+from evaluator.result import TimingStats, Verdict
 from evaluator.sandbox import ChildGone, ForkServer
 
 STATS = TimingStats(median_ms=1.0, p20_ms=0.9, p80_ms=1.1, cv=0.01, reps=10)
@@ -26,7 +26,7 @@ class Answer:
     def result(self):
         time.sleep(self.seconds)
         if self.fails:
-            raise ChildGone("RUNTIME_FAIL", "baseline measurement failed: out of memory")
+            raise ChildGone(Verdict.RUNTIME_FAIL, "baseline measurement failed: out of memory")
         return {"eager": STATS}
 
 

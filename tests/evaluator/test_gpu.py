@@ -86,10 +86,10 @@ def test_reference_solutions_are_correct_and_timed(gpu, suite, task_id):
 
 
 def test_calibration_is_plausible_and_cached(gpu):
-    peaks = gpu._calibration()
+    peaks = gpu.calibrated_peaks()
     assert 300 < peaks.copy_gbps < 20000
     assert peaks.tflops["bfloat16"] > 50 and peaks.tflops["tf32"] > peaks.tflops["float32"] * 0.9
-    assert gpu._calibration() is peaks
+    assert gpu.calibrated_peaks() is peaks
 
 
 def test_timing_is_stable_for_a_long_kernel(gpu, suite):

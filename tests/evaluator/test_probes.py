@@ -45,33 +45,30 @@ def test_replay_needs_every_probe_far_slower_than_the_rotation(median, probe_ms,
 
 
 class _Timings:
-    """Stands in for the evaluator around `_time_candidate`: each timing gives the next (median, probes)."""
+    """Stands in for the candidate's process: each timing gives the next (median, probes)."""
 
     def __init__(self, *timings):
         self.timings = list(timings)
         self.probe_draws = []
-        self.second_look_offsets = (7 * probes.SEED_PERIOD,)
+        self.second_draw = [("second look",)]
 
-    def _timed_once(self, box, task, sets, earlier, probe_sets):
+    def timed_once(self, probe_sets):
         from evaluator.timing import stats
         median, probe_ms = self.timings.pop(0)
         self.probe_draws.append(probe_sets)
         return stats([median] * 5), "events", probe_ms
 
-    def _probe_sets(self, task, offsets=None):
-        return [("second look", offsets)]
-
 
 def _time_candidate(stand_in):
-    from evaluator.evaluate import Evaluator
-    return Evaluator._time_candidate(stand_in, None, None, [], [], [("first probe",)])
+    from evaluator.stages.timing import time_with_second_look
+    return time_with_second_look(stand_in.timed_once, [("first probe",)], lambda: stand_in.second_draw)
 
 
 def test_a_probe_slowed_once_is_timed_again_on_other_new_inputs():
     stand_in = _Timings((0.1, [2.0]), (0.1, [0.11]))
     timed, _, probe_ms = _time_candidate(stand_in)
     assert probe_ms == [2.0, 0.11] and timed.median_ms == pytest.approx(0.1)
-    assert stand_in.probe_draws == [[("first probe",)], [("second look", stand_in.second_look_offsets)]]
+    assert stand_in.probe_draws == [[("first probe",)], [("second look",)]]
 
 
 def test_a_replay_is_slow_on_both_draws_of_new_inputs():
@@ -91,7 +88,7 @@ def test_no_second_look_where_the_probe_agrees():
 def test_without_other_new_inputs_the_first_look_stands():
     from evaluator.stage_failed import StageFailed
     stand_in = _Timings((0.1, [2.0]), (0.1, [0.11]))
-    stand_in._probe_sets = lambda task, offsets=None: []
+    stand_in.second_draw = []
     with pytest.raises(StageFailed) as failed:
         _time_candidate(stand_in)
     assert "inputs never seen before" in failed.value.reason and len(stand_in.probe_draws) == 1

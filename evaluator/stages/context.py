@@ -1,0 +1,62 @@
+"""One candidate's evaluation in progress: what each stage leaves for the next, and the processes
+and files it holds until it ends."""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from concurrent.futures import Future
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Iterator
+
+from evaluator.result import EvalResult, TimingStats
+from evaluator.task import Task
+
+if TYPE_CHECKING:
+    from evaluator.baseline import EarlyBaseline
+    from evaluator.case_feed import CaseFeed
+    from evaluator.evaluate import Evaluator
+    from evaluator.memcheck import MemcheckRun
+    from evaluator.references import CaseData
+    from evaluator.sandbox import Reach, Sandbox
+
+
+@dataclass
+class Evaluation:
+    scorer: Evaluator                  # the evaluator's shared parts: settings, servers, references, judge
+    task: Task
+    source: str                        # as it runs: the static stage rewrites it
+    entry: str = ""
+    job: dict[str, Any] = field(default_factory=dict)  # what the candidate's processes are told
+    feed: CaseFeed | None = None
+    reach: Reach | None = None
+    box: Sandbox | None = None         # the process of the first share of cases; timed afterwards
+    checker: MemcheckRun | None = None
+    baseline: dict[str, TimingStats] | EarlyBaseline | None = None
+    probing: Future[list[CaseData]] | None = None
+    passed_outputs: dict[int, Any] = field(default_factory=dict)  # kept outputs of timing cases, by plan index
+    held: contextlib.ExitStack = field(default_factory=contextlib.ExitStack)
+
+    @property
+    def timed(self) -> bool:
+        return self.scorer.on_gpu and self.scorer.config.timing
+
+    def release(self) -> None:
+        """Ends the candidate's processes and removes its files (once; later calls do nothing)."""
+        self.held.close()
+
+    def __enter__(self) -> Evaluation:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()
+
+
+@contextlib.contextmanager
+def phase(result: EvalResult, name: str) -> Iterator[None]:
+    """Adds the time spent inside to `result.phases[name]`."""
+    began = time.perf_counter()
+    try:
+        yield
+    finally:
+        result.phases[name] = result.phases.get(name, 0.0) + time.perf_counter() - began
