@@ -172,34 +172,49 @@ def _check_generator(spec: GeneratorSpec, where: str) -> None:
     _check_bounds(spec, GENERATOR_BOUNDS, where)
 
 
-def validate(experiment: Experiment) -> Experiment:
+def _check_counts(experiment: Experiment) -> None:
     if experiment.samples < 1:
         raise ConfigError("samples must be at least 1")
     if experiment.max_concurrent_chains < 1:
         raise ConfigError("max_concurrent_chains must be at least 1")
     if experiment.evaluation.workers < 0:
         raise ConfigError("evaluation.workers must be 0 (one per 2 CPU cores, at most 8) or more")
-    _check_bounds(experiment.budgets, BUDGET_BOUNDS, "budgets")
-    _check_generator(experiment.generator, "generator")
-    if experiment.evaluation.executor not in EXECUTORS:
-        raise ConfigError(f"evaluation.executor: {experiment.evaluation.executor!r} is not one of "
-                          f"{', '.join(EXECUTORS)}")
-    names = [arm.name for arm in experiment.arms]
+
+
+def _check_executor(evaluation: Evaluation) -> None:
+    if evaluation.executor not in EXECUTORS:
+        raise ConfigError(f"evaluation.executor: {evaluation.executor!r} is not one of {', '.join(EXECUTORS)}")
+
+
+def _check_arm_names(arms: list[Arm]) -> None:
+    names = [arm.name for arm in arms]
     if not names or len(set(names)) != len(names):
         raise ConfigError(f"arms need distinct names; got {names}")
+
+
+def _check_arm(arm: Arm) -> None:
+    try:
+        method_named(arm.method)
+    except ValueError as exc:
+        raise ConfigError(f"arm {arm.name!r}: {exc}") from None
+    if arm.budgets is not None:
+        _check_bounds(arm.budgets, BUDGET_BOUNDS, f"arm {arm.name!r} budgets")
+    if arm.generator is not None:
+        _check_generator(arm.generator, f"arm {arm.name!r} generator")
+    unknown = sorted(set(arm.feedback or []) - set(ALL_SIGNALS))
+    if unknown:
+        raise ConfigError(f"arm {arm.name!r}: unknown feedback signal {unknown[0]!r}; "
+                          f"signals: {', '.join(ALL_SIGNALS)}")
+
+
+def validate(experiment: Experiment) -> Experiment:
+    _check_counts(experiment)
+    _check_bounds(experiment.budgets, BUDGET_BOUNDS, "budgets")
+    _check_generator(experiment.generator, "generator")
+    _check_executor(experiment.evaluation)
+    _check_arm_names(experiment.arms)
     for arm in experiment.arms:
-        try:
-            method_named(arm.method)
-        except ValueError as exc:
-            raise ConfigError(f"arm {arm.name!r}: {exc}") from None
-        if arm.budgets is not None:
-            _check_bounds(arm.budgets, BUDGET_BOUNDS, f"arm {arm.name!r} budgets")
-        if arm.generator is not None:
-            _check_generator(arm.generator, f"arm {arm.name!r} generator")
-        unknown = sorted(set(arm.feedback or []) - set(ALL_SIGNALS))
-        if unknown:
-            raise ConfigError(f"arm {arm.name!r}: unknown feedback signal {unknown[0]!r}; "
-                              f"signals: {', '.join(ALL_SIGNALS)}")
+        _check_arm(arm)
     return experiment
 
 

@@ -73,26 +73,16 @@ class RayEvaluations:
 
     def __init__(self, address: str | None = None, device: str = "auto", workers: int = 0, timing: bool = True,
                  compile_baseline: bool = False, profile: bool = False, memcheck: bool = True):
-        ray = _import_ray()
-        if not ray.is_initialized():
-            try:
-                ray.init(address=address, include_dashboard=False, log_to_driver=False,
-                         runtime_env={"env_vars": {"PYTHONPATH": str(Path(__file__).resolve().parents[1])}})
-            except (ConnectionError, RuntimeError, ValueError) as exc:
-                raise RayUnavailable(f"cannot reach the Ray cluster at {address or 'a new local one'}: {exc}") from exc
+        ray = _joined_ray(address)
         self.ray = ray
-        resources = ray.cluster_resources()
-        gpus = int(resources.get("GPU", 0))
-        if device == "cuda" and not gpus:
-            raise RayUnavailable("--device cuda: the Ray cluster has no GPU")
-        on_gpu = gpus > 0 and device in ("auto", "cuda")
-        count = gpus if on_gpu else (workers or max(1, int(resources.get("CPU", 1))))
+        on_gpu, count = _actor_placement(ray.cluster_resources(), device, workers)
         self.slots = (workers or GPU_SLOTS) if on_gpu else 1
         actor = ray.remote(num_gpus=1 if on_gpu else 0, num_cpus=1, max_restarts=-1,
                            max_concurrency=self.slots)(EvaluatorActor)
         options = {"timing": timing, "compile_baseline": compile_baseline, "profile": profile, "memcheck": memcheck}
-        self.actors = [actor.remote("cuda" if on_gpu else "cpu", options) for _ in range(count)]
-        self.devices = ["cuda" if on_gpu else "cpu"] * count
+        actor_device = "cuda" if on_gpu else "cpu"
+        self.actors = [actor.remote(actor_device, options) for _ in range(count)]
+        self.devices = [actor_device] * count
         self.idle: asyncio.Queue | None = None
         self.in_flight: collections.Counter = collections.Counter()  # evaluations per actor index
         self.retried = 0
@@ -159,6 +149,28 @@ class RayEvaluations:
             except Exception:  # noqa: BLE001 - a dead actor has nothing to close
                 pass
             self.ray.kill(actor)
+
+
+def _joined_ray(address: str | None):
+    """Ray, connected to the cluster at `address` (None: a new local instance) unless it already is."""
+    ray = _import_ray()
+    if not ray.is_initialized():
+        try:
+            ray.init(address=address, include_dashboard=False, log_to_driver=False,
+                     runtime_env={"env_vars": {"PYTHONPATH": str(Path(__file__).resolve().parents[1])}})
+        except (ConnectionError, RuntimeError, ValueError) as exc:
+            raise RayUnavailable(f"cannot reach the Ray cluster at {address or 'a new local one'}: {exc}") from exc
+    return ray
+
+
+def _actor_placement(resources: dict[str, float], device: str, workers: int) -> tuple[bool, int]:
+    """Whether the actors run on GPUs, and how many there are: one per GPU, else `workers` (0: one
+    per CPU of the cluster)."""
+    gpus = int(resources.get("GPU", 0))
+    if device == "cuda" and not gpus:
+        raise RayUnavailable("--device cuda: the Ray cluster has no GPU")
+    on_gpu = gpus > 0 and device in ("auto", "cuda")
+    return on_gpu, gpus if on_gpu else (workers or max(1, int(resources.get("CPU", 1))))
 
 
 def _import_ray():

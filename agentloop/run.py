@@ -28,20 +28,31 @@ from traces.untrusted_text import plain
 log = structlog.get_logger("agentloop.run")
 
 
-def select_tasks(selection: TaskSelection, suite: dict[str, Task]) -> list[Task]:
+def _named_tasks(names: list[str], suite: dict[str, Task]) -> dict[str, Task]:
     chosen: dict[str, Task] = {}
     try:
-        for name in selection.ids:
+        for name in names:
             task = find_task(name, suite)
             chosen[task.id] = task
     except TaskLoadError as exc:
         raise ConfigError(f"tasks.ids: {exc}") from None
+    return chosen
+
+
+def _check_categories(categories: list[str], suite: dict[str, Task]) -> None:
     known = {t.category for t in suite.values()}
-    for category in selection.categories:
+    for category in categories:
         if category not in known:
             raise ConfigError(f"tasks.categories: unknown category {category!r}; known: {', '.join(sorted(known))}")
+
+
+def select_tasks(selection: TaskSelection, suite: dict[str, Task]) -> list[Task]:
+    """The tasks named, plus those of the categories and difficulties listed; the whole suite when
+    the selection lists nothing."""
+    chosen = _named_tasks(selection.ids, suite)
+    _check_categories(selection.categories, suite)
     for task in suite.values():
-        if (task.category in selection.categories or task.difficulty in selection.difficulty):
+        if task.category in selection.categories or task.difficulty in selection.difficulty:
             chosen.setdefault(task.id, task)
     if not any((selection.ids, selection.categories, selection.difficulty)):
         chosen = dict(suite)
@@ -128,26 +139,45 @@ async def run_experiment(experiment: Experiment, suite: dict[str, Task], store: 
     return summary
 
 
+SUMMARY_COLUMNS = ("arm", "chains", "attempts", "correct", "fast_1", "best speedup (median)", "tokens", "cost $",
+                   "stop reasons")
+
+
+def _by_arm(chains: list[Chain]) -> dict[str, list[Chain]]:
+    grouped: dict[str, list[Chain]] = {}
+    for chain in chains:
+        grouped.setdefault(chain.arm.name, []).append(chain)
+    return grouped
+
+
+def _speedup_cells(speedups: list[float], chains: int) -> list[str]:
+    """How many chains ended faster than the baseline, and the median best speedup."""
+    if not speedups:
+        return ["- (no timing)", "-"]
+    fast = sum(1 for s in speedups if s > 1.0)
+    return [f"{fast}/{chains}", f"{statistics.median(speedups):.2f}x"]
+
+
+def _stop_reasons(chains: list[Chain]) -> str:
+    reasons = collections.Counter(c.stop_reason or "running" for c in chains)
+    return "; ".join(f"{k} ({v})" for k, v in sorted(reasons.items()))
+
+
+def _arm_row(arm: str, chains: list[Chain]) -> list:
+    outcomes = [c.outcome() for c in chains]
+    correct = sum(1 for o in outcomes if o.correct)
+    speedups = [o.speedup for o in outcomes if o.speedup]
+    return [arm, str(len(chains)), str(sum(o.attempts for o in outcomes)), f"{correct}/{len(chains)}",
+            *_speedup_cells(speedups, len(chains)),
+            str(sum(o.tokens for o in outcomes)),
+            f"{sum(o.cost_usd for o in outcomes):.4f}",
+            Text(plain(_stop_reasons(chains)))]
+
+
 def summary_table(summary: RunSummary) -> Table:
     table = Table(title=f"run {summary.run_id}" + (" (resumed)" if summary.resumed else ""))
-    for column in ("arm", "chains", "attempts", "correct", "fast_1", "best speedup (median)", "tokens", "cost $",
-                   "stop reasons"):
+    for column in SUMMARY_COLUMNS:
         table.add_column(column, overflow="fold")
-    by_arm: dict[str, list[Chain]] = {}
-    for chain in summary.chains:
-        by_arm.setdefault(chain.arm.name, []).append(chain)
-    for arm, chains in by_arm.items():
-        outcomes = [c.outcome() for c in chains]
-        correct = sum(1 for o in outcomes if o.correct)
-        speedups = [o.speedup for o in outcomes if o.speedup]
-        fast = sum(1 for s in speedups if s > 1.0)
-        reasons: dict[str, int] = {}
-        for c in chains:
-            reasons[c.stop_reason or "running"] = reasons.get(c.stop_reason or "running", 0) + 1
-        table.add_row(arm, str(len(chains)), str(sum(o.attempts for o in outcomes)), f"{correct}/{len(chains)}",
-                      f"{fast}/{len(chains)}" if speedups else "- (no timing)",
-                      f"{statistics.median(speedups):.2f}x" if speedups else "-",
-                      str(sum(o.tokens for o in outcomes)),
-                      f"{sum(o.cost_usd for o in outcomes):.4f}",
-                      Text(plain("; ".join(f"{k} ({v})" for k, v in sorted(reasons.items())))))
+    for arm, chains in _by_arm(summary.chains).items():
+        table.add_row(*_arm_row(arm, chains))
     return table

@@ -52,20 +52,33 @@ def _shown(reason: str, full: bool) -> str:
     return reason if full or len(reason) <= REASON_CHARS else reason[:REASON_CHARS - 1] + "…"
 
 
+TIMING_COLUMNS = ["time (ms)", "speedup", "roofline"]
+
+
+def _timing_cells(perf) -> list[str]:
+    """Median time, speedup and share of the roofline; "-" for what was not measured."""
+    if not perf:
+        return ["-", "-", "-"]
+    return [f"{perf.candidate.median_ms:.4f}",
+            f"{perf.speedup:.2f}x" if perf.speedup else "-",
+            f"{perf.roofline_fraction:.0%}" if perf.roofline_fraction else "-"]
+
+
+def _row(r: EvalResult, timed: bool, full_reasons: bool) -> list:
+    cells = [r.task_id, r.verdict.value, r.stage.value, f"{sum(c.passed for c in r.cases)}/{len(r.cases)}"]
+    if timed:
+        cells += _timing_cells(r.performance)
+    reason = "" if r.correct else _shown(plain(r.reason), full_reasons)
+    return cells + [f"{r.phases.get('total', 0):.1f}", Text(reason)]
+
+
 def summary_table(results: list[EvalResult], full_reasons: bool = False) -> Table:
     """One row per result; timing columns only when something was timed (never on the CPU)."""
     timed = any(r.performance for r in results)
     table = Table(title="Evaluation")
-    columns = ["task", "verdict", "stage", "cases"] + (["time (ms)", "speedup", "roofline"] if timed else [])
+    columns = ["task", "verdict", "stage", "cases"] + (TIMING_COLUMNS if timed else [])
     for column in columns + ["seconds", "reason"]:
         table.add_column(column, overflow="fold")
     for r in results:
-        perf = r.performance
-        row = [r.task_id, r.verdict.value, r.stage.value, f"{sum(c.passed for c in r.cases)}/{len(r.cases)}"]
-        if timed:
-            row += [f"{perf.candidate.median_ms:.4f}" if perf else "-",
-                    f"{perf.speedup:.2f}x" if perf and perf.speedup else "-",
-                    f"{perf.roofline_fraction:.0%}" if perf and perf.roofline_fraction else "-"]
-        reason = "" if r.correct else _shown(plain(r.reason), full_reasons)
-        table.add_row(*row, f"{r.phases.get('total', 0):.1f}", Text(reason))
+        table.add_row(*_row(r, timed, full_reasons))
     return table

@@ -43,24 +43,32 @@ def _single_int_assignments(tree: ast.Module) -> dict[str, ast.Constant]:
             if len(values) == 1 and isinstance(values[0], ast.Constant) and type(values[0].value) is int}
 
 
+def _is_launch_parameter(name: str | None) -> bool:
+    return bool(name) and bool(BLOCK_NAME.match(name) or name in ("num_warps", "num_stages"))
+
+
+def _literal_knob(kw: ast.keyword, literals: dict[str, ast.Constant]) -> Knob | None:
+    """The integer literal a launch keyword passes, written in place or through a name assigned once."""
+    value = kw.value
+    if isinstance(value, ast.Name) and value.id in literals:
+        value = literals[value.id]
+    if not (isinstance(value, ast.Constant) and type(value.value) is int):
+        return None
+    return Knob(kw.arg, value.value, (value.lineno, value.col_offset), (value.end_lineno, value.end_col_offset))
+
+
 def knobs(source: str) -> tuple[list[Knob], list[ast.Call]]:
     """Integer literals that reach kernel launches as block sizes, num_warps or num_stages, written
     in the launch or assigned once to the name the launch passes."""
     tree = ast.parse(source)
     literals = _single_int_assignments(tree)
-    found, launches = [], []
-    for call in _launch_calls(tree):
-        launches.append(call)
+    launches = list(_launch_calls(tree))
+    found: list[Knob] = []
+    for call in launches:
         for kw in call.keywords:
-            if not kw.arg or not (BLOCK_NAME.match(kw.arg) or kw.arg in ("num_warps", "num_stages")):
-                continue
-            value = kw.value
-            if isinstance(value, ast.Name) and value.id in literals:
-                value = literals[value.id]
-            if isinstance(value, ast.Constant) and type(value.value) is int:
-                knob = Knob(kw.arg, value.value, (value.lineno, value.col_offset), (value.end_lineno, value.end_col_offset))
-                if knob not in found:
-                    found.append(knob)
+            knob = _literal_knob(kw, literals) if _is_launch_parameter(kw.arg) else None
+            if knob is not None and knob not in found:
+                found.append(knob)
     return found, launches
 
 
@@ -78,6 +86,28 @@ def _alternatives(knob: Knob) -> list[int]:
     return [v for v in (knob.value // 2, knob.value * 2) if 16 <= v <= 16384]
 
 
+def _knob_variants(source: str, found: list[Knob]) -> list[Variant]:
+    return [Variant(f"{knob.name}={value} (was {knob.value})", _replace(source, knob.start, knob.end, str(value)))
+            for knob in found for value in _alternatives(knob)]
+
+
+def _warps_variants(source: str, launches: list[ast.Call]) -> list[Variant]:
+    """num_warps=8 and num_warps=2 added to each launch that passes arguments but no num_warps."""
+    out: list[Variant] = []
+    for call in launches:
+        if not any(kw.arg == "num_warps" for kw in call.keywords) and (call.args or call.keywords):
+            close = (call.end_lineno, call.end_col_offset - 1)
+            for warps in (8, 2):
+                out.append(Variant(f"num_warps={warps} (was the default)", _replace(source, close, close,
+                                                                                   f", num_warps={warps}")))
+    return out
+
+
+def _tried_last(variant: Variant) -> bool:
+    """Variants down to num_warps=2 or num_stages=1 come after every other."""
+    return "num_warps=2" in variant.description or "num_stages=1" in variant.description
+
+
 def variants(source: str, max_trials: int = 8) -> list[Variant]:
     """Up to `max_trials` one-change variants, nearest changes first; adds num_warps to launches that
     do not set it."""
@@ -85,17 +115,6 @@ def variants(source: str, max_trials: int = 8) -> list[Variant]:
         found, launches = knobs(source)
     except SyntaxError:
         return []
-    out: list[Variant] = []
-    for knob in found:
-        for value in _alternatives(knob):
-            out.append(Variant(f"{knob.name}={value} (was {knob.value})",
-                               _replace(source, knob.start, knob.end, str(value))))
-    for call in launches:
-        if not any(kw.arg == "num_warps" for kw in call.keywords) and (call.args or call.keywords):
-            close = (call.end_lineno, call.end_col_offset - 1)
-            for warps in (8, 2):
-                out.append(Variant(f"num_warps={warps} (was the default)", _replace(source, close, close,
-                                                                                   f", num_warps={warps}")))
-    ranked = sorted(out, key=lambda v: ("num_warps=2" in v.description or "num_stages=1" in v.description,))
+    ranked = sorted(_knob_variants(source, found) + _warps_variants(source, launches), key=_tried_last)
     unique = list({v.source: v for v in ranked}.values())
     return unique[:max_trials]

@@ -39,7 +39,8 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=20)
     parser.add_argument("--json")
     args = parser.parse_args()
-    from evaluator.sandbox import ChildGone, ForkServer, Limits, Sandbox
+    from evaluator.fork_server import ForkServer
+    from evaluator.sandbox import ChildGone, Limits, Sandbox
 
     job = {"task": "Activation/gelu", "entry": "gelu", "device": args.device, "mutates": [], "allowed_aten": [],
            "lock_dir": None, "gpu_memory_fraction": None, "model_init": None}

@@ -10,8 +10,9 @@ import threading
 from pathlib import Path
 
 from evaluator import protocol
+from evaluator.fork_server import ForkServer
 from evaluator.result import TimingStats, Verdict
-from evaluator.sandbox import ChildGone, ForkServer, Limits, Sandbox, with_last_line
+from evaluator.sandbox import ChildGone, Limits, Sandbox, with_last_line
 from evaluator.task import Task
 from evaluator.timing import stats
 
@@ -84,24 +85,25 @@ class BaselineServer:
         served = 0
         while not self._closed.is_set():
             try:
-                if box is None or self._server.exit_info(box.pid) is not None or served >= RETIRE_AFTER_JOBS:
-                    if box is not None:
-                        box.close()
+                if self._retired(box, served):
                     box, served = self._start(), 0
                     if box is None:
                         continue
                 batch = self._next_batch()
                 served += len(batch)
                 if batch and not self._run_batch(box, batch):
-                    box.close()
-                    box = None
+                    box = _closed(box)
             except Exception as exc:  # noqa: BLE001 - the fork server failing, say: nobody may wait forever
                 self._fail_queued(ChildGone(Verdict.RUNTIME_FAIL, f"baseline measurement failed: {exc}"))
-                if box is not None:
-                    box.close()
-                box = None
-        if box is not None:
-            box.close()
+                box = _closed(box)
+        _closed(box)
+
+    def _retired(self, box: Sandbox | None, served: int) -> bool:
+        """Is there no live child to serve the next batch? A gone or long-serving one is closed."""
+        if box is not None and self._server.exit_info(box.pid) is None and served < RETIRE_AFTER_JOBS:
+            return False
+        _closed(box)
+        return True
 
     def _start(self) -> Sandbox | None:
         """A child with its CUDA context created, once there is work for it."""
@@ -153,16 +155,8 @@ class BaselineServer:
                 message = box.recv(timeout=QUEUE_POLL_SECONDS)
                 if self._closed.is_set():
                     raise ChildGone(Verdict.RUNTIME_FAIL, "the evaluator is closing")
-                if message is None:
-                    continue
-                reply = _parsed(message)
-                measurement = waiting.pop(getattr(reply, "id", None), None)
-                if isinstance(reply, protocol.BaselineTimed) and measurement is not None:
-                    measurement.finish({label: stats(list(samples)) for label, samples
-                                        in (("eager", reply.eager_ms), ("compiled", reply.compiled_ms)) if samples})
-                elif isinstance(reply, protocol.BaselineFailed) and measurement is not None:
-                    measurement.finish(error=ChildGone(Verdict.RUNTIME_FAIL, "baseline measurement failed: " + reply.reason,
-                                                       out_of_gpu_memory=reply.out_of_gpu_memory))
+                if message is not None:
+                    _finish_one(waiting, _parsed(message))
         except ChildGone as gone:
             for measurement in waiting.values():
                 measurement.finish(error=_described(gone))
@@ -176,6 +170,24 @@ class BaselineServer:
                 self._queue.get_nowait().finish(error=error)
             except queue.Empty:
                 return
+
+
+def _finish_one(waiting: dict[int, Measurement], reply: object) -> None:
+    """The measurement a reply of the baseline's process is about, finished with it."""
+    measurement = waiting.pop(getattr(reply, "id", None), None)
+    if measurement is None:
+        return
+    if isinstance(reply, protocol.BaselineTimed):
+        measurement.finish({label: stats(list(samples)) for label, samples
+                            in (("eager", reply.eager_ms), ("compiled", reply.compiled_ms)) if samples})
+    elif isinstance(reply, protocol.BaselineFailed):
+        measurement.finish(error=ChildGone(Verdict.RUNTIME_FAIL, "baseline measurement failed: " + reply.reason,
+                                           out_of_gpu_memory=reply.out_of_gpu_memory))
+
+
+def _closed(box: Sandbox | None) -> None:
+    if box is not None:
+        box.close()
 
 
 def _parsed(message: dict) -> object:

@@ -24,15 +24,22 @@ def read_table(path: Path) -> dict[str, Any]:
 
 
 def _fits(value: Any, hint: Any) -> bool:
-    origin = typing.get_origin(hint)
-    if origin is dict:
+    if typing.get_origin(hint) is dict:
         key_type, item_type = typing.get_args(hint)
         return isinstance(value, dict) and all(_fits(k, key_type) and _fits(v, item_type) for k, v in value.items())
-    if hint is float:
-        return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and value >= 0
-    if hint is int:
-        return isinstance(value, int) and not isinstance(value, bool) and value >= 0
-    return isinstance(value, hint)
+    number = _NUMBERS.get(hint)
+    return number(value) if number is not None else isinstance(value, hint)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+# Numbers in a cache entry are finite and not negative; a bool is not a number.
+_NUMBERS = {
+    float: lambda value: _is_number(value) and math.isfinite(value) and value >= 0,
+    int: lambda value: isinstance(value, int) and not isinstance(value, bool) and value >= 0,
+}
 
 
 def parse_entry(schema: type[T], entry: Any) -> T | None:

@@ -27,7 +27,8 @@ import torch
 from evaluator import protocol, wire
 from evaluator.compile_board import CompileBoard, marker_name
 from evaluator.task import on_device
-from evaluator.sandboxed.candidate_process import Channel, import_candidate
+from evaluator.sandboxed.candidate_process import import_candidate
+from evaluator.sandboxed.channel import Channel
 
 META = torch.device("meta")
 SCOUT_NICE = 10

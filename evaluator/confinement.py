@@ -18,7 +18,10 @@ child (the first process of a namespace ignores the signals it sends itself, whi
 candidate's own `kill` would otherwise not end).
 
 Each step that the OS refuses is left out, never faked: the evaluator measures what a child got
-from outside (`measured`) and reports that, not what was asked.
+from outside (isolation.py) and reports that, not what was asked.
+
+The module stays whole (about 450 lines): its steps are one procedure, run in this order in one
+forked child before the candidate is imported, over the same raw system-call wrappers and constants.
 """
 
 from __future__ import annotations
@@ -186,21 +189,30 @@ def _init_waits(child: int, statuses: int) -> None:
 
 
 # -- the confined process's half: its root -----------------------------------------------------------
+TOOL_PATH_VARIABLES = ("LD_LIBRARY_PATH", "CUDA_HOME", "CUDA_PATH", "TRITON_PTXAS_PATH", "TRITON_CUOBJDUMP_PATH",
+                       "TRITON_NVDISASM_PATH", "TRITON_CUDACRT_PATH", "TRITON_CUDART_PATH", "TRITON_LIBDEVICE_PATH")
+
+
 def _system_paths() -> list[str]:
     """Read-only paths that Python, torch, Triton, the compilers Triton calls and the GPU driver need."""
     package = os.path.dirname(os.path.abspath(__file__))  # the worker's own code, not the project around it
     paths = [*SYSTEM_PATHS, sys.prefix, sys.base_prefix, sys.exec_prefix, os.path.dirname(sys.executable), package]
     paths += [p for p in sys.path if p and os.path.isabs(p) and os.path.normpath(p) != os.path.dirname(package)]
-    for name in ("LD_LIBRARY_PATH", "CUDA_HOME", "CUDA_PATH", "TRITON_PTXAS_PATH", "TRITON_CUOBJDUMP_PATH",
-                 "TRITON_NVDISASM_PATH", "TRITON_CUDACRT_PATH", "TRITON_CUDART_PATH", "TRITON_LIBDEVICE_PATH"):
-        paths += [p for p in os.environ.get(name, "").split(os.pathsep) if os.path.isabs(p)]
-    for module in ("torch", "triton", "numpy"):
-        loaded = sys.modules.get(module)
-        if loaded is not None and getattr(loaded, "__file__", None):
-            paths.append(os.path.dirname(os.path.dirname(loaded.__file__)))
+    paths += _tool_paths() + _loaded_package_roots()
     hidden = {*NEVER_WHOLE, os.path.expanduser("~")}
     return [p for p in dict.fromkeys(os.path.normpath(p) for p in paths)
             if os.path.exists(p) and p not in hidden and not holds_task_suite(p)]
+
+
+def _tool_paths() -> list[str]:
+    """The absolute paths the environment names for the CUDA libraries and Triton's tools."""
+    return [p for name in TOOL_PATH_VARIABLES for p in os.environ.get(name, "").split(os.pathsep) if os.path.isabs(p)]
+
+
+def _loaded_package_roots() -> list[str]:
+    """Where torch, Triton and numpy were imported from."""
+    loaded = (sys.modules.get(module) for module in ("torch", "triton", "numpy"))
+    return [os.path.dirname(os.path.dirname(m.__file__)) for m in loaded if m is not None and getattr(m, "__file__", None)]
 
 
 def holds_task_suite(path: str) -> bool:
@@ -442,68 +454,3 @@ def unprivileged_in_place() -> Applied:
     applied.unprivileged = _drop_privileges() and os.geteuid() != 0
     _load_seccomp(applied)
     return applied
-
-
-# -- the evaluator's half: what a process got, measured from outside ----------------------------------------
-@dataclass(frozen=True)
-class Measured:
-    namespaces: tuple[str, ...]  # of NAMESPACES, those the process does not share with the evaluator
-    own_uid: bool  # another uid than the evaluator's (as root: the sandbox's own), or a user namespace
-    seccomp: bool
-    no_new_privs: bool
-    capabilities: bool  # any effective or permitted capability, or a bounding set that is not empty
-    uid: int
-
-    @property
-    def level(self) -> str:
-        missing = [f"{name} namespace" for name in NAMESPACES[1:] if name not in self.namespaces]
-        if not self.own_uid:
-            missing.insert(0, "user of its own")
-        if not self.seccomp:
-            missing.append("seccomp")
-        if not self.no_new_privs or self.capabilities:
-            missing.append("privileges dropped")
-        return "full" if not missing else "partial (no " + ", no ".join(missing) + ")"
-
-
-def _status_fields(pid: int) -> dict[str, str]:
-    fields = {}
-    with open(f"/proc/{pid}/status") as status:
-        for line in status:
-            key, _, value = line.partition(":")
-            fields[key] = value.strip()
-    return fields
-
-
-def measured(pid: int) -> Measured | None:
-    """What the process `pid` runs under, read from /proc by the evaluator; None once it is gone."""
-    try:
-        fields = _status_fields(pid)
-        own = {name: os.readlink(f"/proc/self/ns/{name}") for name in NAMESPACES}
-        apart = tuple(name for name in NAMESPACES if os.readlink(f"/proc/{pid}/ns/{name}") != own[name])
-    except OSError:
-        return None
-    caps = any(int(fields.get(key, "0"), 16) for key in ("CapEff", "CapPrm", "CapBnd"))
-    uid = int(fields.get("Uid", "0").split()[0])
-    return Measured(namespaces=apart, own_uid="user" in apart or uid != os.geteuid(), seccomp=fields.get("Seccomp", "0") == "2",
-                    no_new_privs=fields.get("NoNewPrivs", "0") == "1", capabilities=caps, uid=uid)
-
-
-def _children(pid: int) -> list[int]:
-    try:
-        with open(f"/proc/{pid}/task/{pid}/children") as listing:
-            return [int(c) for c in listing.read().split()]
-    except (OSError, ValueError):
-        return []
-
-
-def confined_process(pid: int) -> int:
-    """The process that runs the candidate: `pid` itself, or, where `pid` waits outside a new PID
-    namespace, the child of that namespace's first process."""
-    try:
-        first = _children(pid)[0]
-        if os.readlink(f"/proc/{first}/ns/pid") == os.readlink(f"/proc/{pid}/ns/pid"):
-            return pid
-        return (_children(first) or [first])[0]
-    except (IndexError, OSError):
-        return pid

@@ -22,12 +22,13 @@ from typing import Callable, Iterator
 from evaluator import (baseline, baseline_server, calibration, compile_scout, gpu_lock, interpreter_probe, memcheck,
                        memory_gate, probes)
 from evaluator.environment import environment
+from evaluator.fork_server import ForkServer, secret_values
 from evaluator.integrity import ProjectIntegrity
 from evaluator.judging import Judge
 from evaluator.redaction import Redactor
 from evaluator.references import ReferenceStore
 from evaluator.result import EvalResult, Stage, Verdict
-from evaluator.sandbox import ForkServer, Sandbox, scratch_root, secret_values
+from evaluator.sandbox import Sandbox, scratch_root
 from evaluator.settings import EvaluatorConfig, default_limits, default_watched, resolve_device
 from evaluator.stage_failed import StageFailed
 from evaluator.stages import correctness, memcheck as memcheck_stage, profile, start, static, timing
@@ -101,41 +102,52 @@ class Evaluator:
         self.device = resolve_device(self.config.device)
         self.on_gpu = self.device.type == "cuda"
         self.cache_dir = Path(self.config.cache_dir)
-        self.lock_dir = (gpu_lock.lock_dir_for(self.cache_dir, self.device.index or 0) if self.on_gpu else None)
         self.limits = default_limits(self.config.limits, self.on_gpu)
-        self.work_dir = Path(tempfile.mkdtemp(prefix="agentloop-inputs-", dir=scratch_root()))
-        self.work_dir.chmod(0o755)  # candidates read their inputs here (through a read-only view)
-        if self.lock_dir is not None:
-            gpu_lock.prepare(self.lock_dir)
+        self._make_folders()
         self.references = ReferenceStore(self.work_dir, self.device, lock_dir=self.lock_dir)
         self.probe_offsets = probes.draw_seeds()
         self.second_look_offsets = probes.draw_seeds()  # new inputs again, where the first probe was slow
-        self.server = ForkServer(interpret=not self.on_gpu,
-                                 triton_stubs=self.cache_dir / "triton-stubs" if self.on_gpu else None)
+        self._start_servers()
         self.triton_target = compile_scout.gpu_target(self.device)  # what compile scouts compile for
         self.sanitizer = memcheck.sanitizer_path() if self.on_gpu and self.config.memcheck else None
         # dtype name -> why this Triton's interpreter cannot judge it (CPU only; interpreter_probe.py)
         self.unjudgeable = ({} if self.on_gpu or not self.config.skip_unjudgeable
                             else interpreter_probe.unreliable(self.cache_dir))
         self.baselines = baseline.BaselineCache(self.cache_dir / "baselines.json")
-        self.baseline_server = baseline_server.BaselineServer(self.server, str(self.device), self.lock_dir)
         self.redactor = Redactor(secret_values(dict(os.environ)))
-        self._peaks: calibration.Peaks | None = None
-        self._calibrating = threading.Lock()
-        self._calibrator = threading.Thread(target=self.calibrated_peaks, name="calibration", daemon=True)
-        if self.on_gpu and self.config.timing:  # while the first candidates start and compile
-            self._calibrator.start()
+        self._start_calibration()
         self.memory_gate = memory_gate.MemoryGate()
         self._in_flight = 0
         self._in_flight_lock = threading.Lock()
-        # Judging a large case on the GPU takes a few of its temporaries at once; four at a time keep
-        # the evaluator's own GPU memory small while candidates hold theirs.
         self.judges = ThreadPoolExecutor(thread_name_prefix="judge")  # large cases, beside their shares' loops
         self.probe_builder = ThreadPoolExecutor(max_workers=2, thread_name_prefix="probe")  # while cases run
         self.judge = Judge(self.device, self.lock_dir, timing=self.config.timing)
-        self.integrity = ProjectIntegrity(self.config.watched or default_watched()) if self.config.watch_project else None
+        watched = self.config.watched or default_watched()
+        self.integrity = ProjectIntegrity(watched) if self.config.watch_project else None
         self.tampered: list[str] = []
         self._isolation_warned = False
+
+    def _make_folders(self) -> None:
+        """The folder of built inputs candidates read, and on a GPU the folder of its shared locks."""
+        self.work_dir = Path(tempfile.mkdtemp(prefix="agentloop-inputs-", dir=scratch_root()))
+        self.work_dir.chmod(0o755)  # candidates read their inputs here (through a read-only view)
+        self.lock_dir = gpu_lock.lock_dir_for(self.cache_dir, self.device.index or 0) if self.on_gpu else None
+        if self.lock_dir is not None:
+            gpu_lock.prepare(self.lock_dir)
+
+    def _start_servers(self) -> None:
+        """The fork server every sandboxed process starts from, and the baseline's server."""
+        stubs = self.cache_dir / "triton-stubs" if self.on_gpu else None
+        self.server = ForkServer(interpret=not self.on_gpu, triton_stubs=stubs)
+        self.baseline_server = baseline_server.BaselineServer(self.server, str(self.device), self.lock_dir)
+
+    def _start_calibration(self) -> None:
+        """The GPU's peaks, measured while the first candidates start and compile."""
+        self._peaks: calibration.Peaks | None = None
+        self._calibrating = threading.Lock()
+        self._calibrator = threading.Thread(target=self.calibrated_peaks, name="calibration", daemon=True)
+        if self.on_gpu and self.config.timing:
+            self._calibrator.start()
 
     def close(self) -> None:
         if self._calibrator.is_alive():

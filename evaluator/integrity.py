@@ -50,17 +50,17 @@ class ProjectIntegrity:
         """Files added, removed or modified since the snapshot (paths relative to their root)."""
         with self._lock:
             now = _files(self.roots)
-            changed = [p for p in self.snapshot if p not in set(now)]
+            present = set(now)
+            changed = [p for p in self.snapshot if p not in present]
             changed += [p for p in now if p not in self.snapshot]
-            for path in now:
-                before = self.snapshot.get(path)
-                if before is None:
-                    continue
-                try:
-                    stat = path.stat()
-                except OSError:
-                    changed.append(path)
-                    continue
-                if (stat.st_size, stat.st_mtime_ns) != (before.size, before.mtime_ns) and _digest(path) != before.digest:
-                    changed.append(path)
+            changed += [p for p in now if p in self.snapshot and self._modified(p)]
             return sorted(str(p) for p in changed)
+
+    def _modified(self, path: Path) -> bool:
+        """Gone unreadable, or of another size or time and, hashed again, other contents."""
+        before = self.snapshot[path]
+        try:
+            stat = path.stat()
+        except OSError:
+            return True
+        return (stat.st_size, stat.st_mtime_ns) != (before.size, before.mtime_ns) and _digest(path) != before.digest

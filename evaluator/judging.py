@@ -66,23 +66,16 @@ class Judge:
                     runs: list[Any]) -> tuple[CaseResult, StageFailed | None]:
         """The case's result, and the verdict it ends the evaluation with if it failed."""
         problem = structure_problem(data.expected.lo, runs[0])
-        if not problem and task.contract.judges_runs_apart and identical(runs[0], runs[1]):
+        if problem:
+            return _outcome(case, _case_result(case, False, problem), contract_violation=False)
+        if task.contract.judges_runs_apart and identical(runs[0], runs[1]):
             runs = runs[:1]  # the second run, bit for bit the first, is judged alike (compared on the host)
-        judgement = None if problem else self.judge(task, data, runs)
-        case_result = CaseResult(size=case.size, dtype=dtype_name(case.dtype), mode=case.mode, seed=case.seed,
-                                 passed=judgement.passed if judgement else False,
-                                 reason=problem or judgement.reason)
-        if judgement is not None:
-            case_result.max_abs_err, case_result.max_rel_err = judgement.max_abs_err, judgement.max_rel_err
-            case_result.mismatches, case_result.numel = judgement.mismatches, judgement.numel
-            case_result.first_bad, case_result.metrics = judgement.first_bad, judgement.metrics
-        if case_result.passed:
-            return case_result, None
-        if judgement is not None and judgement.contract_violation:
-            verdict = Verdict.CONTRACT_FAIL
-        else:
-            verdict = Verdict.OUTLIER_FAIL if case.mode == "outlier" else Verdict.INCORRECT
-        return case_result, StageFailed(verdict, f"on {describe_case(case)}: {case_result.reason}")
+        judgement = self.judge(task, data, runs)
+        case_result = _case_result(case, judgement.passed, judgement.reason)
+        case_result.max_abs_err, case_result.max_rel_err = judgement.max_abs_err, judgement.max_rel_err
+        case_result.mismatches, case_result.numel = judgement.mismatches, judgement.numel
+        case_result.first_bad, case_result.metrics = judgement.first_bad, judgement.metrics
+        return _outcome(case, case_result, judgement.contract_violation)
 
     def judged_apart(self, case: Case, data: CaseData) -> bool:
         """Judged beside the share's loop: on the GPU, a large case's judgement waits for a turn and
@@ -115,3 +108,19 @@ class Judge:
                 memory_gate.trim_cached(self.device)  # the GPU's memory is mostly the candidates'
             expected = data.expected_on(HOST)
         return task.contract.judge(expected, runs, data.inputs)
+
+
+def _case_result(case: Case, passed: bool, reason: str) -> CaseResult:
+    return CaseResult(size=case.size, dtype=dtype_name(case.dtype), mode=case.mode, seed=case.seed,
+                      passed=passed, reason=reason)
+
+
+def _outcome(case: Case, case_result: CaseResult,
+             contract_violation: bool) -> tuple[CaseResult, StageFailed | None]:
+    if case_result.passed:
+        return case_result, None
+    if contract_violation:
+        verdict = Verdict.CONTRACT_FAIL
+    else:
+        verdict = Verdict.OUTLIER_FAIL if case.mode == "outlier" else Verdict.INCORRECT
+    return case_result, StageFailed(verdict, f"on {describe_case(case)}: {case_result.reason}")

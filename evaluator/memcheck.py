@@ -27,7 +27,8 @@ from typing import Callable
 
 from evaluator import protocol
 from evaluator.cases import Case
-from evaluator.sandbox import ChildGone, ExitInfo, ForkServer, Limits, Reach, Sandbox, read_tail
+from evaluator.fork_server import ExitInfo, ForkServer
+from evaluator.sandbox import ChildGone, Limits, Reach, Sandbox, read_tail
 from evaluator.task import Task
 
 ERROR_EXIT = 86  # compute-sanitizer's exit status when it found an error

@@ -36,18 +36,9 @@ def build(tp: Any, data: Any, where: str = "data", strict: bool = False) -> Any:
     """`data` as an instance of `tp` (a dataclass, an Enum or a typing form). Strict: every key known,
     every required key present, every mapping, list and scalar of its type. Lenient: unknown keys
     dropped (a record written by a newer version), nothing else checked."""
-    origin = typing.get_origin(tp)
-    if origin in (typing.Union, types.UnionType):
-        options = [a for a in typing.get_args(tp) if a is not type(None)]
-        return None if data is None else build(options[0], data, where, strict)
-    if origin is list:
-        _expect(strict, isinstance(data, list), where, "a list", data)
-        (item,) = typing.get_args(tp)
-        return [build(item, v, f"{where}[{i}]", strict) for i, v in enumerate(data)]
-    if origin is dict:
-        _expect(strict, isinstance(data, dict), where, "a mapping", data)
-        item = typing.get_args(tp)[1] if typing.get_args(tp) else Any
-        return {k: build(item, v, f"{where}.{k}", strict) for k, v in data.items()}
+    generic = _GENERICS.get(typing.get_origin(tp))
+    if generic is not None:
+        return generic(tp, data, where, strict)
     if isinstance(tp, type) and issubclass(tp, Enum):
         return tp(data)
     if dataclasses.is_dataclass(tp):
@@ -55,24 +46,53 @@ def build(tp: Any, data: Any, where: str = "data", strict: bool = False) -> Any:
     return _scalar(tp, data, where, strict)
 
 
+def _optional(tp: Any, data: Any, where: str, strict: bool) -> Any:
+    options = [a for a in typing.get_args(tp) if a is not type(None)]
+    return None if data is None else build(options[0], data, where, strict)
+
+
+def _list(tp: Any, data: Any, where: str, strict: bool) -> list:
+    _expect(strict, isinstance(data, list), where, "a list", data)
+    (item,) = typing.get_args(tp)
+    return [build(item, v, f"{where}[{i}]", strict) for i, v in enumerate(data)]
+
+
+def _dict(tp: Any, data: Any, where: str, strict: bool) -> dict:
+    _expect(strict, isinstance(data, dict), where, "a mapping", data)
+    item = typing.get_args(tp)[1] if typing.get_args(tp) else Any
+    return {k: build(item, v, f"{where}.{k}", strict) for k, v in data.items()}
+
+
+# Builders of the typing forms, by their origin (`X | None` and `Optional[X]` both unions).
+_GENERICS = {typing.Union: _optional, types.UnionType: _optional, list: _list, dict: _dict}
+
+
 def _dataclass(tp: type, data: Any, where: str, strict: bool) -> Any:
     _expect(strict, isinstance(data, dict), where, "a mapping", data)
     fields = dataclasses.fields(tp)
     known = {f.name for f in fields}
     if strict:
-        unknown = sorted(set(data) - known)
-        if unknown:
-            raise PlainDataError(f"{where}: unknown key {unknown[0]!r}; known keys: {', '.join(sorted(known))}")
-        required = [f.name for f in fields if f.default is dataclasses.MISSING
-                    and f.default_factory is dataclasses.MISSING and f.name not in data]
-        if required:
-            raise PlainDataError(f"{where}: missing key {required[0]!r}")
+        _check_keys(fields, known, data, where)
     hints = _hints(tp)
     values = {k: build(hints[k], v, f"{where}.{k}", strict) for k, v in data.items() if k in known}
     try:
         return tp(**values)
     except TypeError as exc:
         raise PlainDataError(f"{where}: {exc}") from None
+
+
+def _check_keys(fields: tuple[dataclasses.Field, ...], known: set[str], data: dict, where: str) -> None:
+    """Every key of `data` a field's, every field without a default among them."""
+    unknown = sorted(set(data) - known)
+    if unknown:
+        raise PlainDataError(f"{where}: unknown key {unknown[0]!r}; known keys: {', '.join(sorted(known))}")
+    missing = [f.name for f in fields if _required(f) and f.name not in data]
+    if missing:
+        raise PlainDataError(f"{where}: missing key {missing[0]!r}")
+
+
+def _required(f: dataclasses.Field) -> bool:
+    return f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
 
 
 def _scalar(tp: Any, data: Any, where: str, strict: bool) -> Any:

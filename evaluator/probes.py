@@ -14,10 +14,8 @@ from __future__ import annotations
 import secrets
 from typing import Any
 
-import torch
-
 from evaluator.cases import Case, timing_cases
-from evaluator.task import Inputs, Task
+from evaluator.task import Inputs, Task, map_tensors
 
 PROBES = 1
 # A seed offset by a multiple of this keeps `seed % k` for every k up to 10: tasks that pick a
@@ -47,14 +45,8 @@ def same_configuration(a: Inputs, b: Inputs) -> bool:
     return _signature(a.args) == _signature(b.args) and _signature(a.kwargs) == _signature(b.kwargs)
 
 
-def _signature(value: Any) -> Any:
-    if isinstance(value, torch.Tensor):
-        return ("tensor", tuple(value.shape), value.dtype, tuple(value.stride()))
-    if isinstance(value, (list, tuple)):
-        return (type(value).__name__, tuple(_signature(v) for v in value))
-    if isinstance(value, dict):
-        return tuple(sorted((k, _signature(v)) for k, v in value.items()))
-    return repr(value)
+def _signature(value: Any) -> str:
+    return repr(map_tensors(value, lambda t: ("tensor", tuple(t.shape), t.dtype, tuple(t.stride()))))
 
 
 def replay_reason(median_ms: float, probe_ms: list[float]) -> str | None:

@@ -16,7 +16,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-from evaluator.sandbox import PROJECT_ROOT, sandbox_folder, scratch_root, scrubbed_environment
+from evaluator.fork_server import PROJECT_ROOT, scrubbed_environment
+from evaluator.sandbox import sandbox_folder, scratch_root
 
 METRICS = {
     "dram__throughput.avg.pct_of_peak_sustained_elapsed": "dram_throughput_pct",

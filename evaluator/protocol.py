@@ -209,20 +209,35 @@ def _hints(kind: type) -> dict[str, Any]:
 
 
 def _typed(tp: Any, value: Any, where: str) -> Any:
-    origin, args = typing.get_origin(tp), typing.get_args(tp)
-    if origin in (typing.Union, types.UnionType):
-        if value is None and type(None) in args:
-            return None
-        return _typed(next(a for a in args if a is not type(None)), value, where)
-    if origin is tuple:
-        if not isinstance(value, list) or len(value) > MAX_ITEMS:
-            raise ProtocolError(f"{where} is not a list")
-        return tuple(_typed(args[0], v, where) for v in value)
+    form = _FORMS.get(typing.get_origin(tp))
+    if form is not None:
+        return form(typing.get_args(tp), value, where)
     if dataclasses.is_dataclass(tp):
-        if not isinstance(value, dict):
-            raise ProtocolError(f"{where} is not an object")
-        return _record(tp, value)
+        return _nested(tp, value, where)
     return _scalar(tp, value, where)
+
+
+def _optional(args: tuple, value: Any, where: str) -> Any:
+    if value is None and type(None) in args:
+        return None
+    return _typed(next(a for a in args if a is not type(None)), value, where)
+
+
+def _items(args: tuple, value: Any, where: str) -> tuple:
+    if not isinstance(value, list) or len(value) > MAX_ITEMS:
+        raise ProtocolError(f"{where} is not a list")
+    return tuple(_typed(args[0], v, where) for v in value)
+
+
+def _nested(kind: type, value: Any, where: str) -> Any:
+    if not isinstance(value, dict):
+        raise ProtocolError(f"{where} is not an object")
+    return _record(kind, value)
+
+
+# Readers of the typing forms fields are declared with, by their origin (`X | None` and
+# `Optional[X]` both unions).
+_FORMS = {typing.Union: _optional, types.UnionType: _optional, tuple: _items}
 
 
 def _is_number(value: Any) -> bool:

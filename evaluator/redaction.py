@@ -37,12 +37,18 @@ class Redactor:
         if isinstance(value, str):
             return self.text(value)
         if dataclasses.is_dataclass(value) and not isinstance(value, type):
-            changes = {f.name: self.value(getattr(value, f.name)) for f in dataclasses.fields(value)}
-            if getattr(type(value), "__dataclass_params__").frozen:
-                return dataclasses.replace(value, **changes)
-            for name, changed in changes.items():
-                setattr(value, name, changed)
-            return value
+            return self._dataclass(value)
+        return self._container(value)
+
+    def _dataclass(self, value: Any) -> Any:
+        changes = {f.name: self.value(getattr(value, f.name)) for f in dataclasses.fields(value)}
+        if getattr(type(value), "__dataclass_params__").frozen:
+            return dataclasses.replace(value, **changes)
+        for name, changed in changes.items():
+            setattr(value, name, changed)
+        return value
+
+    def _container(self, value: Any) -> Any:
         if isinstance(value, list):
             return [self.value(v) for v in value]
         if isinstance(value, tuple):

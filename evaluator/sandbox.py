@@ -1,4 +1,4 @@
-"""The evaluator's side of process isolation: the fork server, and one sandboxed child at a time.
+"""The evaluator's side of process isolation: one sandboxed child at a time, started by the fork server.
 
 A child gets a scratch directory, a Unix socket back to the evaluator, a wall-clock deadline and a
 memory ceiling (RLIMIT_AS on the CPU; a resident-memory watchdog on the GPU, where CUDA's address
@@ -10,15 +10,11 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import select
 import shutil
 import signal
 import socket
-import subprocess
-import sys
 import tempfile
-import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,16 +22,11 @@ from typing import Any
 
 import psutil
 
-from evaluator import confinement, event_log, protocol, triton_cache, wire
+from evaluator import confinement, event_log, isolation, protocol, wire
+from evaluator.fork_server import ForkServer
 from evaluator.result import Verdict
 from evaluator.stage_failed import StageFailed
 
-PROJECT_ROOT = Path(__file__).resolve().parent.parent
-KEPT_ENV = re.compile(r"^(PATH|HOME|USER|LOGNAME|LANG|LC_[A-Z]+|TZ|TMPDIR|PYTHONPATH|VIRTUAL_ENV|"
-                      r"CUDA_[A-Z_]+|NVIDIA_[A-Z_]+|LD_LIBRARY_PATH|TRITON_[A-Z_]+|TORCH_[A-Z_]+|"
-                      r"TORCHINDUCTOR_[A-Z_]+|OMP_NUM_THREADS|MKL_[A-Z_]+|XDG_CACHE_HOME|NCCL_[A-Z_]+|"
-                      r"NVSHMEM_[A-Z_]+|AGENTLOOP_LOCK_LOG|AGENTLOOP_PROCESS_LOG)$")
-SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSW|CREDENTIAL|AUTH|COOKIE|SESSION", re.IGNORECASE)
 OUTPUT_TAIL_BYTES = 2000
 CONFINED_KINDS = ("candidate", "scout", "memcheck")  # the processes that run candidate code
 FOOTPRINT_PERIOD = 0.25  # seconds between scans of a child's process tree, memory and scratch disk
@@ -77,136 +68,9 @@ def with_last_line(reason: str, output_tail: str) -> str:
     return f"{reason}: {last}" if last and not reason.endswith(last) else reason
 
 
-def scrubbed_environment(environ: dict[str, str]) -> dict[str, str]:
-    """Only variables a kernel's toolchain needs; nothing that looks like a secret."""
-    return {k: v for k, v in environ.items() if KEPT_ENV.match(k) and not SECRET_NAME.search(k)}
-
-
-def secret_values(environ: dict[str, str]) -> list[str]:
-    """Values of secret-looking variables, to redact from anything a candidate could echo back."""
-    return sorted({v for k, v in environ.items() if SECRET_NAME.search(k) and len(v) >= 6}, key=len, reverse=True)
-
-
 def scratch_root() -> Path:
     shm = Path("/dev/shm")
     return shm if shm.is_dir() and os.access(shm, os.W_OK) else Path(tempfile.gettempdir())
-
-
-class ForkServerError(RuntimeError):
-    pass
-
-
-@dataclass
-class ExitInfo:
-    code: int | None
-    signal: int | None
-
-    def describe(self, process: str = "the candidate's process") -> str:
-        if self.signal is not None:
-            name = signal.Signals(self.signal).name if self.signal in signal.Signals._value2member_map_ else str(self.signal)
-            return f"{process} was killed by {name}"
-        return f"{process} exited with status {self.code} before finishing"
-
-
-class ForkServer:
-    """Starts `python -m evaluator.forkserver` with a scrubbed environment and talks to it."""
-
-    def __init__(self, interpret: bool, triton_stubs: Path | None = None):
-        """`triton_stubs`: a folder for the Triton driver helper that the server builds once and the
-        processes it confines read (triton_cache.py)."""
-        self.interpret = interpret
-        self.triton_stubs = triton_stubs
-        self._lock = threading.Lock()
-        self._replies: dict[int, Any] = {}
-        self._exits: dict[int, ExitInfo] = {}
-        self._forgotten: set[int] = set()  # children closed before their exit was reported
-        self._cond = threading.Condition()
-        self._next_id = 0
-        self._proc: subprocess.Popen | None = None
-
-    def _start(self) -> None:
-        env = scrubbed_environment(dict(os.environ))
-        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(PROJECT_ROOT), env.get("PYTHONPATH")]))
-        if self.triton_stubs is not None:
-            self.triton_stubs.mkdir(parents=True, exist_ok=True)
-            self.triton_stubs.chmod(0o755)  # read by confined processes, which may run as another uid
-            env[triton_cache.STUBS_VARIABLE] = str(self.triton_stubs)
-        if self.interpret:
-            env["TRITON_INTERPRET"] = "1"
-        else:
-            env.pop("TRITON_INTERPRET", None)
-        self._forgotten.clear()  # the children of a fork server that died died with it
-        self._stderr = tempfile.TemporaryFile()
-        self._proc = subprocess.Popen([sys.executable, "-m", "evaluator.forkserver"], stdin=subprocess.PIPE,
-                                      stdout=subprocess.PIPE, stderr=self._stderr, env=env, cwd=str(PROJECT_ROOT))
-        first = self._proc.stdout.readline()
-        if not first:
-            self._stderr.seek(0)
-            raise ForkServerError("the fork server failed to start: " + self._stderr.read().decode()[-2000:])
-        threading.Thread(target=self._read, args=(self._proc,), daemon=True).start()
-
-    def _read(self, proc: subprocess.Popen) -> None:
-        for line in proc.stdout:
-            message = json.loads(line)
-            with self._cond:
-                if "exit" in message and message["exit"] in self._forgotten:
-                    self._forgotten.discard(message["exit"])
-                elif "exit" in message:
-                    self._exits[message["exit"]] = ExitInfo(message["code"], message["signal"])
-                else:
-                    self._replies[message["id"]] = message["pid"]
-                self._cond.notify_all()
-        with self._cond:
-            self._cond.notify_all()
-
-    def alive(self) -> bool:
-        return self._proc is not None and self._proc.poll() is None
-
-    def spawn(self, kind: str, scratch: Path, limits: dict[str, int | None], **confined: Any) -> int:
-        """`confined`: for processes that run candidate code, what confinement.View they see (writable,
-        readable), whether they get the GPU's devices (gpu) and their Triton cache (triton_cache)."""
-        with self._lock:
-            if not self.alive():
-                self._start()
-            self._next_id += 1
-            request_id = self._next_id
-            if confined and self.triton_stubs is not None:
-                confined = {**confined, "readable": [*confined.get("readable", ()), str(self.triton_stubs)]}
-            request = {"id": request_id, "kind": kind, "scratch": str(scratch), "limits": limits, **confined}
-            self._proc.stdin.write((json.dumps(request) + "\n").encode())
-            self._proc.stdin.flush()
-        with self._cond:
-            if not self._cond.wait_for(lambda: request_id in self._replies or not self.alive(), timeout=60):
-                raise ForkServerError("the fork server did not answer")
-            if request_id not in self._replies:
-                raise ForkServerError("the fork server died")
-            return self._replies.pop(request_id)
-
-    def exit_info(self, pid: int) -> ExitInfo | None:
-        with self._cond:
-            return self._exits.get(pid)
-
-    def forget(self, pid: int) -> None:
-        with self._cond:
-            if self._exits.pop(pid, None) is None:
-                self._forgotten.add(pid)
-
-    def wait_exit(self, pid: int, timeout: float) -> ExitInfo | None:
-        with self._cond:
-            self._cond.wait_for(lambda: pid in self._exits or not self.alive(), timeout=timeout)
-            return self._exits.get(pid)
-
-    def close(self) -> None:
-        """Stops the server at once: it holds nothing to save, and its children die with it. (Left
-        to exit on its own, tearing down its interpreter with torch loaded took about a second.)"""
-        if self._proc is not None:
-            self._proc.kill()
-            self._proc.wait()
-            try:
-                self._proc.stdin.close()
-            except OSError:
-                pass
-            self._proc = None
 
 
 def read_tail(path: Path, limit: int) -> bytes:
@@ -303,7 +167,7 @@ class Sandbox:
         self.kind = kind
         on_gpu = str(job.get("device", "")).startswith("cuda")
         self.reach = reach or (Reach(gpu=on_gpu) if kind in CONFINED_KINDS else None)
-        self.isolation: confinement.Measured | None = None
+        self.isolation: isolation.Measured | None = None
         self.connected: float | None = None  # when the child connected (monotonic), before any candidate code ran
         self.started = time.monotonic()
         self.step_started = self.started
@@ -458,19 +322,7 @@ class Sandbox:
             self._check_alive()
             if b"\n" in self.buffer:  # the last words of a child that has exited
                 break
-            if self.conn is None:
-                ready, _, _ = select.select([self.listener], [], [], 0.05)
-                if ready:
-                    self._accept()
-                continue
-            ready, _, _ = select.select([self.conn], [], [], 0.05)
-            if ready:
-                chunk = self._receive()
-                if not chunk:
-                    info = self.server.wait_exit(self.pid, timeout=5)
-                    reason = info.describe(self._who()) if info else f"{self._who()} closed its channel"
-                    raise ChildGone(Verdict.RUNTIME_FAIL, reason, self.output_tail())
-                self.buffer += chunk
+            self._listen(0.05)
         line, self.buffer = self.buffer.split(b"\n", 1)
         try:
             message = json.loads(line)
@@ -480,12 +332,27 @@ class Sandbox:
             raise ChildGone(Verdict.CONTRACT_FAIL, "the candidate's process sent a malformed message")
         return message
 
+    def _listen(self, timeout: float) -> None:
+        """Waits up to `timeout` for the child to connect or speak; what it says joins the buffer."""
+        if self.conn is None:
+            if select.select([self.listener], [], [], timeout)[0]:
+                self._accept()
+            return
+        if not select.select([self.conn], [], [], timeout)[0]:
+            return
+        chunk = self._receive()
+        if not chunk:
+            info = self.server.wait_exit(self.pid, timeout=5)
+            reason = info.describe(self._who()) if info else f"{self._who()} closed its channel"
+            raise ChildGone(Verdict.RUNTIME_FAIL, reason, self.output_tail())
+        self.buffer += chunk
+
     def _accept(self) -> None:
         """The child connects before it runs any candidate code: what it runs under is measured then."""
         self.conn, _ = self.listener.accept()
         self.connected = time.monotonic()
         if self.reach is not None:
-            self.isolation = confinement.measured(confinement.confined_process(self.pid))
+            self.isolation = isolation.measured(isolation.confined_process(self.pid))
         self._flush()
 
     def send(self, message: dict[str, Any]) -> None:

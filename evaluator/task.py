@@ -184,11 +184,9 @@ def upcast(value):
     """The same arguments with every floating tensor (and floating dtype argument) in float64, for
     the high-precision reference."""
     if isinstance(value, torch.dtype):
-        return torch.float64 if value.is_floating_point else torch.complex128 if value.is_complex else value
+        return _upcast_dtype(value)
     if isinstance(value, torch.Tensor):
-        if value.is_complex():
-            return value.to(torch.complex128)
-        return value.to(torch.float64) if value.is_floating_point() else value.clone()
+        return _upcast_tensor(value)
     if isinstance(value, Inputs):
         return Inputs(upcast(value.args), upcast(value.kwargs))
     if isinstance(value, (tuple, list)):
@@ -196,6 +194,17 @@ def upcast(value):
     if isinstance(value, dict):
         return {k: upcast(v) for k, v in value.items()}
     return value
+
+
+def _upcast_dtype(dtype: torch.dtype) -> torch.dtype:
+    return torch.float64 if dtype.is_floating_point else torch.complex128 if dtype.is_complex else dtype
+
+
+def _upcast_tensor(t: torch.Tensor) -> torch.Tensor:
+    """`t` in float64 (complex128 when complex); a tensor of another dtype copied as it is."""
+    if t.is_complex():
+        return t.to(torch.complex128)
+    return t.to(torch.float64) if t.is_floating_point() else t.clone()
 
 
 def on_device(value, device: torch.device, keep_markers: bool = False):

@@ -143,9 +143,8 @@ def measure(call: Callable[[bool], None], prepare: Callable[[int], None], n_sets
     """
     perf_counter, sync = _perf_counter, _synchronize
     host_ms, rep_ms = _warm_up(call, prepare, n_sets, policy, after)
-    spin = int(min(1.5 * host_ms + 0.05, MAX_SPIN_MS) * _spin_cycles_per_ms()) if _spin else 0
-    # as many repetitions as fit the time cap, between the floor and the policy's minimum
-    min_reps = max(MIN_REPS_FLOOR, min(policy.min_reps, int(policy.max_seconds * 1e3 / max(rep_ms, 1e-3))))
+    spin = _spin_cycles(host_ms)
+    min_reps = _min_reps(policy, rep_ms)
     marks = tuple(_Event(enable_timing=True) for _ in range(3))
     events, walls, guarded = [], [], 0
     began = perf_counter()
@@ -153,7 +152,7 @@ def measure(call: Callable[[bool], None], prepare: Callable[[int], None], n_sets
     while rep < policy.max_reps:
         prepare(rep % n_sets)
         sync()
-        guard = policy.guard_every > 0 and rep % policy.guard_every == policy.guard_every - 1
+        guard = _is_guarded(policy, rep)
         event, wall = _timed(call, guard, spin, marks)
         if after is not None:
             after(rep % n_sets)
@@ -163,11 +162,33 @@ def measure(call: Callable[[bool], None], prepare: Callable[[int], None], n_sets
             events.append(event)
             walls.append(wall)
         rep += 1
-        if len(events) >= min_reps and (guarded or policy.guard_every <= 0):
-            if perf_counter() - began > policy.max_seconds or (
-                    len(events) % 10 == 0 and median_is_stable(events, policy.target_rel_se)):
-                break
+        if _reps_done(policy, events, guarded, min_reps) and _settled(policy, events, perf_counter() - began):
+            break
     return Measurement(events, walls, guarded, spin)
+
+
+def _spin_cycles(host_ms: float) -> int:
+    """GPU spin ahead of each call: longer than the host takes to launch it, at most MAX_SPIN_MS."""
+    return int(min(1.5 * host_ms + 0.05, MAX_SPIN_MS) * _spin_cycles_per_ms()) if _spin else 0
+
+
+def _min_reps(policy: TimingPolicy, rep_ms: float) -> int:
+    """As many repetitions as fit the time cap, between the floor and the policy's minimum."""
+    return max(MIN_REPS_FLOOR, min(policy.min_reps, int(policy.max_seconds * 1e3 / max(rep_ms, 1e-3))))
+
+
+def _is_guarded(policy: TimingPolicy, rep: int) -> bool:
+    return policy.guard_every > 0 and rep % policy.guard_every == policy.guard_every - 1
+
+
+def _reps_done(policy: TimingPolicy, events: list[float], guarded: int, min_reps: int) -> bool:
+    """The minimum of timed repetitions, and a guarded one where any are guarded."""
+    return len(events) >= min_reps and bool(guarded or policy.guard_every <= 0)
+
+
+def _settled(policy: TimingPolicy, events: list[float], elapsed_s: float) -> bool:
+    """The time cap reached or, checked every tenth sample, the median stable."""
+    return elapsed_s > policy.max_seconds or (len(events) % 10 == 0 and median_is_stable(events, policy.target_rel_se))
 
 
 def time_once(call: Callable[[bool], None], prepare: Callable[[], None], spin: int) -> tuple[float, float]:

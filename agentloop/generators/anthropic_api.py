@@ -32,6 +32,7 @@ from ._http import describe_status_error, retry_after_seconds
 from .base import Fatal, GeneratorSpec, RateLimited, Request, Response, Transient
 
 OVERLOADED = 529
+CACHE_TOKEN_FIELDS = ("cache_creation_input_tokens", "cache_read_input_tokens")
 
 
 class AnthropicGenerator:
@@ -66,62 +67,65 @@ class AnthropicGenerator:
         }
         if system:
             body["system"] = system
-        options = self.spec.options or {}
-        extra_body = dict(options.get("extra_body") or {})
-        if options.get("send_temperature"):
-            extra_body["temperature"] = request.temperature
+        extra_body = self._extra_body(request)
         if extra_body:
             body["extra_body"] = extra_body
         return body
 
+    def _extra_body(self, request: Request) -> dict:
+        """options["extra_body"], plus the temperature where options["send_temperature"] asks for it."""
+        options = self.spec.options or {}
+        extra_body = dict(options.get("extra_body") or {})
+        if options.get("send_temperature"):
+            extra_body["temperature"] = request.temperature
+        return extra_body
+
     async def generate(self, request: Request) -> Response:
         anthropic = self._anthropic
-        provider = self.spec.provider
         start = time.monotonic()
         try:
             message = await self.client.messages.create(**self._body(request))
-        except anthropic.RateLimitError as exc:
-            raise RateLimited(
-                describe_status_error(provider, exc), retry_after=retry_after_seconds(exc.response.headers)
-            ) from exc
-        except anthropic.APITimeoutError as exc:
-            raise Transient(f"{provider}: request timed out (timeout_s={self.spec.timeout_s})") from exc
-        except anthropic.APIConnectionError as exc:
-            raise Transient(f"{provider}: connection error: {exc.__cause__ or exc}") from exc
-        except anthropic.APIStatusError as exc:
-            if exc.status_code == OVERLOADED:
-                raise RateLimited(
-                    describe_status_error(provider, exc), retry_after=retry_after_seconds(exc.response.headers)
-                ) from exc
-            if exc.status_code >= 500 or exc.status_code in (408, 409):
-                raise Transient(describe_status_error(provider, exc)) from exc
-            raise Fatal(describe_status_error(provider, exc)) from exc
-        except anthropic.APIResponseValidationError as exc:
-            raise Transient(f"{provider}: response body did not match the schema: {exc}") from exc
-        except ValueError as exc:  # json.JSONDecodeError, pydantic.ValidationError
-            raise Transient(f"{provider}: could not parse the response body: {exc}") from exc
+        except (anthropic.APIStatusError, anthropic.APIConnectionError, anthropic.APIResponseValidationError,
+                ValueError) as exc:
+            raise self._failure(exc) from exc
         latency = time.monotonic() - start
         return self._response(request, message, latency)
+
+    def _failure(self, exc: Exception) -> Exception:
+        """The error `Resilient` acts on for a failed call: RateLimited, Transient or Fatal."""
+        anthropic = self._anthropic
+        provider = self.spec.provider
+        if isinstance(exc, anthropic.APITimeoutError):
+            return Transient(f"{provider}: request timed out (timeout_s={self.spec.timeout_s})")
+        if isinstance(exc, anthropic.APIConnectionError):
+            return Transient(f"{provider}: connection error: {exc.__cause__ or exc}")
+        if isinstance(exc, anthropic.APIStatusError):
+            return self._status_failure(exc)
+        if isinstance(exc, anthropic.APIResponseValidationError):
+            return Transient(f"{provider}: response body did not match the schema: {exc}")
+        # a ValueError: json.JSONDecodeError, pydantic.ValidationError
+        return Transient(f"{provider}: could not parse the response body: {exc}")
+
+    def _status_failure(self, exc) -> Exception:
+        description = describe_status_error(self.spec.provider, exc)
+        if isinstance(exc, self._anthropic.RateLimitError) or exc.status_code == OVERLOADED:
+            return RateLimited(description, retry_after=retry_after_seconds(exc.response.headers))
+        if exc.status_code >= 500 or exc.status_code in (408, 409):
+            return Transient(description)
+        return Fatal(description)
 
     def _response(self, request: Request, message, latency: float) -> Response:
         provider = self.spec.provider
         content = getattr(message, "content", None)
         if not isinstance(content, list):
             raise Transient(f"{provider}: could not parse the response body: {str(message)[:200]!r}")
-        text = "".join(
-            block.text for block in content if getattr(block, "type", None) == "text" and isinstance(block.text, str)
-        )
+        text = _text_of(content)
         stop_reason = getattr(message, "stop_reason", None) or ""
         if not text.strip():
             raise Transient(f"{provider}: empty response ({len(content)} content blocks, stop_reason {stop_reason!r})")
         usage = getattr(message, "usage", None)
         tokens_in = int(getattr(usage, "input_tokens", 0) or 0)
         tokens_out = int(getattr(usage, "output_tokens", 0) or 0)
-        extra: dict = {"id": getattr(message, "id", None)}
-        for field in ("cache_creation_input_tokens", "cache_read_input_tokens"):
-            value = getattr(usage, field, None)
-            if value:
-                extra[field] = int(value)
         return Response(
             text=text,
             model=getattr(message, "model", None) or request.model,
@@ -130,11 +134,24 @@ class AnthropicGenerator:
             cost_usd=self.spec.cost(tokens_in, tokens_out),
             latency_s=latency,
             finish_reason=str(stop_reason),
-            extra=extra,
+            extra={"id": getattr(message, "id", None), **_cache_tokens(usage)},
         )
 
     async def close(self) -> None:
         await self.client.close()
+
+
+def _text_of(content: list) -> str:
+    """The answer's text blocks, joined; thinking and other blocks are skipped."""
+    return "".join(
+        block.text for block in content if getattr(block, "type", None) == "text" and isinstance(block.text, str)
+    )
+
+
+def _cache_tokens(usage) -> dict[str, int]:
+    """The prompt cache's token counts, where the API reported any."""
+    counts = {field: getattr(usage, field, None) for field in CACHE_TOKEN_FIELDS}
+    return {field: int(value) for field, value in counts.items() if value}
 
 
 __all__ = ["AnthropicGenerator"]

@@ -85,43 +85,55 @@ class TransformersGenerator:
             return tokenizer.apply_chat_template(chat, tokenize=False, add_generation_prompt=True)
         return "\n".join(f"{m['role']}: {m['content']}" for m in chat) + "\nassistant:"
 
+    def _encode(self, request: Request):
+        """The prompt's token ids and attention mask, on the model's device."""
+        prompt = self.prompt_text(request.messages)
+        encoded = self.tokenizer(prompt, return_tensors="pt", add_special_tokens=False)
+        input_ids = encoded["input_ids"].to(self.device)
+        attention_mask = encoded.get("attention_mask")
+        if attention_mask is None:
+            attention_mask = self._torch.ones_like(input_ids)
+        return input_ids, attention_mask.to(self.device)
+
+    def _generation_kwargs(self, request: Request, do_sample: bool) -> dict:
+        options = self.spec.options or {}
+        kwargs: dict = {"max_new_tokens": int(request.max_tokens), "do_sample": do_sample}
+        if do_sample:
+            kwargs["temperature"] = max(float(request.temperature), 1e-5)
+            kwargs.update({name: options[name] for name in ("top_p", "top_k") if name in options})
+        tokenizer = self.tokenizer
+        pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
+        if pad is not None:
+            kwargs["pad_token_id"] = pad
+        return kwargs
+
+    def _finish_reason(self, new_ids, max_tokens: int) -> str:
+        """Why generation ended: "stop" where the model ended its answer (an end-of-sequence token, or
+        fewer tokens than allowed), "length" where it ran out of tokens."""
+        tokens_out = int(new_ids.shape[0])
+        eos = self.tokenizer.eos_token_id
+        stopped = tokens_out > 0 and eos is not None and int(new_ids[-1]) == eos
+        return "stop" if stopped or tokens_out < max_tokens else "length"
+
     def _generate_sync(self, request: Request) -> Response:
         with self._lock:
             self._load()
             torch = self._torch
-            tokenizer, model = self.tokenizer, self.model
             options = self.spec.options or {}
             start = time.monotonic()
             try:
-                prompt = self.prompt_text(request.messages)
-                encoded = tokenizer(prompt, return_tensors="pt", add_special_tokens=False)
-                input_ids = encoded["input_ids"].to(self.device)
-                attention_mask = encoded.get("attention_mask")
-                if attention_mask is None:
-                    attention_mask = torch.ones_like(input_ids)
-                attention_mask = attention_mask.to(self.device)
+                input_ids, attention_mask = self._encode(request)
                 do_sample = bool(options.get("do_sample", request.temperature > 0))
-                kwargs: dict = {"max_new_tokens": int(request.max_tokens), "do_sample": do_sample}
-                if do_sample:
-                    kwargs["temperature"] = max(float(request.temperature), 1e-5)
-                    for name in ("top_p", "top_k"):
-                        if name in options:
-                            kwargs[name] = options[name]
-                pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
-                if pad is not None:
-                    kwargs["pad_token_id"] = pad
+                kwargs = self._generation_kwargs(request, do_sample)
                 if "seed" in options:
                     torch.manual_seed(int(options["seed"]) + int(request.sample))
                 with torch.inference_mode():
-                    output = model.generate(input_ids=input_ids, attention_mask=attention_mask, **kwargs)
+                    output = self.model.generate(input_ids=input_ids, attention_mask=attention_mask, **kwargs)
                 new_ids = output[0, input_ids.shape[1]:]
-                text = tokenizer.decode(new_ids, skip_special_tokens=True)
+                text = self.tokenizer.decode(new_ids, skip_special_tokens=True)
             except Exception as exc:
                 raise Fatal(f"transformers: generation failed: {type(exc).__name__}: {exc}") from exc
             tokens_in, tokens_out = int(input_ids.shape[1]), int(new_ids.shape[0])
-            eos = tokenizer.eos_token_id
-            stopped = tokens_out > 0 and eos is not None and int(new_ids[-1]) == eos
-            finish_reason = "stop" if stopped or tokens_out < request.max_tokens else "length"
             return Response(
                 text=text,
                 model=request.model or self.spec.model,
@@ -129,7 +141,7 @@ class TransformersGenerator:
                 tokens_out=tokens_out,
                 cost_usd=self.spec.cost(tokens_in, tokens_out),
                 latency_s=time.monotonic() - start,
-                finish_reason=finish_reason,
+                finish_reason=self._finish_reason(new_ids, request.max_tokens),
                 extra={"device": str(self.device), "do_sample": do_sample},
             )
 

@@ -19,9 +19,11 @@ import torch
 
 from evaluator import gpu_lock, protocol, wire
 from evaluator.loader import load_task
+from evaluator.sandboxed.candidate_process import log_gpu_memory, time_function
+from evaluator.sandboxed.channel import Channel
+from evaluator.sandboxed.failures import classify, describe_failure
 from evaluator.task import Inputs, on_device
 from evaluator.timing import TimingPolicy
-from evaluator.sandboxed.candidate_process import Channel, classify, describe_failure, log_gpu_memory, time_function
 
 FAULT_ELSEWHERE = "not measured: another task's baseline in the same batch left the GPU unusable (a CUDA fault)"
 
@@ -66,27 +68,39 @@ def measure_batch(channel: Channel, requests: list[dict[str, Any]], device: torc
     for job in jobs:
         usable = usable and _prepare(job, device, lock_dir)
     for label in ("eager", "compiled"):
-        ready = [job for job in jobs if label in job.functions and job.failure is None]
-        if label == "compiled":  # compiling takes seconds of CPU, which must not hold the lock up
-            for job in ready:
-                usable = usable and _attempt(job, lambda job=job: _warm_up(job, "compiled", device))
-            ready = [job for job in ready if job.failure is None]
-        if not ready or not usable:
-            continue
-        with gpu_lock.exclusive(lock_dir, "baseline timing"):
-            for job in ready:
-                usable = usable and _attempt(job, lambda job=job: _time(job, label, device))
+        usable = usable and _time_all(jobs, label, device, lock_dir)
     for job in jobs:
-        if job.failure is None and job.functions and set(job.samples) == set(job.functions):
-            samples = {f"{label}_ms": tuple(v) for label, v in job.samples.items()}
-            channel.send(protocol.encode(protocol.BaselineTimed(id=job.request["id"], **samples)))
-        else:
-            channel.send(protocol.encode(protocol.BaselineFailed(
-                id=job.request["id"], reason=job.failure or FAULT_ELSEWHERE, out_of_gpu_memory=job.out_of_gpu_memory)))
+        channel.send(protocol.encode(_reply(job)))
     jobs.clear()
     torch.cuda.empty_cache()  # the batch's inputs and outputs; candidates share this GPU
     log_gpu_memory("timing", device)
     return usable
+
+
+def _time_all(jobs: list[Job], label: str, device: torch.device, lock_dir: str | None) -> bool:
+    """Every job's `label` function timed under one exclusive hold; False if the GPU became unusable."""
+    ready = [job for job in jobs if label in job.functions and job.failure is None]
+    if label == "compiled":  # compiling takes seconds of CPU, which must not hold the lock up
+        if not _all_attempted(ready, lambda job: _warm_up(job, "compiled", device)):
+            return False
+        ready = [job for job in ready if job.failure is None]
+    if not ready:
+        return True
+    with gpu_lock.exclusive(lock_dir, "baseline timing"):
+        return _all_attempted(ready, lambda job: _time(job, label, device))
+
+
+def _all_attempted(jobs: list[Job], step: Callable[[Job], None]) -> bool:
+    """`step` of each job in turn, until one leaves the GPU unusable (then False)."""
+    return all(_attempt(job, lambda job=job: step(job)) for job in jobs)
+
+
+def _reply(job: Job) -> protocol.BaselineTimed | protocol.BaselineFailed:
+    if job.failure is None and job.functions and set(job.samples) == set(job.functions):
+        samples = {f"{label}_ms": tuple(v) for label, v in job.samples.items()}
+        return protocol.BaselineTimed(id=job.request["id"], **samples)
+    return protocol.BaselineFailed(id=job.request["id"], reason=job.failure or FAULT_ELSEWHERE,
+                                   out_of_gpu_memory=job.out_of_gpu_memory)
 
 
 def _prepare(job: Job, device: torch.device, lock_dir: str | None) -> bool:

@@ -11,9 +11,7 @@ import contextlib
 import gc
 import json
 import os
-import socket
 import time
-import traceback
 from pathlib import Path
 from typing import Any, Callable
 
@@ -23,6 +21,8 @@ from evaluator import candidate_source, event_log, gpu_lock, protocol, wire
 from evaluator.compile_board import CompileBoard
 from evaluator.contracts import same_bits
 from evaluator.sandboxed import access_bounds, interpreted_autotune
+from evaluator.sandboxed.channel import Channel
+from evaluator.sandboxed.failures import classify, describe_failure, trimmed_traceback
 from evaluator.sandboxed.guards import LaunchRecorder, TorchGuard, live_threads, poison_value
 from evaluator.task import Inputs, clone_inputs, judged_outputs, map_tensors, on_device, pinned_copy, tensors_in
 from evaluator.timing import TimingPolicy, measure, time_once
@@ -30,84 +30,6 @@ from evaluator.timing import TimingPolicy, measure, time_once
 CANDIDATE_MODULE = "candidate"
 HOST = torch.device("cpu")
 PINNED_MIN_BYTES = 1 << 20  # smaller outputs are copied as they are
-
-
-class Channel:
-    def __init__(self, path: Path):
-        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.sock.connect(str(path))
-        self.reader = self.sock.makefile("rb")
-
-    def send(self, message: dict[str, Any]) -> None:
-        self.sock.sendall(json.dumps(message).encode() + b"\n")
-
-    def report_lock_waits(self) -> None:
-        gpu_lock.report_waits(
-            lambda waiting: self.send(protocol.encode(protocol.LockWaiting() if waiting else protocol.LockHeld())))
-
-    def recv(self) -> dict[str, Any]:
-        line = self.reader.readline()
-        if not line:
-            raise EOFError("evaluator closed the channel")
-        return json.loads(line)
-
-
-def trimmed_traceback(exc: BaseException, candidate_path: str) -> str:
-    """The frames in the candidate's own file, then the exception line."""
-    frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == candidate_path]
-    lines = [f"  line {f.lineno}, in {f.name}: {(f.line or '').strip()}" for f in frames]
-    message = "".join(traceback.format_exception_only(type(exc), exc)).strip()
-    return "\n".join(lines + [message])
-
-
-def classify(exc: BaseException) -> tuple[str, bool]:
-    """(verdict, fatal) for an exception raised by candidate code. Fatal: the process is unusable."""
-    name = type(exc).__name__
-    module = type(exc).__module__ or ""
-    text = str(exc)
-    if access_bounds.caused(exc):
-        return "MEMORY_FAIL", False
-    if name in ("CompilationError", "CompileTimeAssertionFailure", "UnsupportedLanguageConstruct") or (
-            module.startswith("triton.compiler")):
-        return "COMPILE_FAIL", False
-    if name == "InterpreterError":
-        return "COMPILE_FAIL", False
-    if "illegal memory access" in text or "misaligned address" in text:
-        return "MEMORY_FAIL", True
-    if "CUDA error" in text or name == "AcceleratorError":
-        return "RUNTIME_FAIL", True
-    return "RUNTIME_FAIL", False
-
-
-def _compile_error(exc: BaseException) -> str:
-    """Where and why Triton's code generator refused a kernel: its message puts the source excerpt
-    first and the cause last, so the first line alone says only "at 2:40:"."""
-    node, src = getattr(exc, "node", None), getattr(exc, "src", None)
-    cause = getattr(exc, "error_message", None) or (str(exc.__cause__) if exc.__cause__ else "")
-    if not cause or not hasattr(node, "lineno"):
-        return ""
-    lines = (src or "").split("\n")
-    code = lines[node.lineno - 1].strip() if 0 < node.lineno <= len(lines) else ""
-    return f"{' '.join(cause.split())[:400]} (kernel line {node.lineno}: `{code[:160]}`)"
-
-
-def describe_failure(exc: BaseException, verdict: str) -> str:
-    if isinstance(exc, torch.OutOfMemoryError):
-        return "ran out of GPU memory: " + str(exc).splitlines()[0]
-    if isinstance(exc, MemoryError):
-        return "ran out of host memory"
-    if isinstance(exc, SystemExit):
-        return f"called exit ({exc.code!r}) instead of returning"
-    first = (str(exc).strip().splitlines() or [""])[0]
-    if verdict == "MEMORY_FAIL" and not access_bounds.caused(exc):
-        return f"CUDA fault: {first} (a kernel accessed memory out of bounds or misaligned; check masks and offsets)"
-    if verdict == "MEMORY_FAIL":
-        return str(exc) if isinstance(exc, access_bounds.OutOfBounds) else access_bounds.take() or first
-    if verdict == "COMPILE_FAIL":
-        return f"Triton kernel failed to compile: {type(exc).__name__}: {_compile_error(exc) or first}"
-    if "CUDA error" in str(exc) or "illegal memory access" in str(exc):
-        return f"CUDA fault: {first} (out-of-bounds access? check masks and offsets)"
-    return f"raised {type(exc).__name__}: {first}"
 
 
 class CandidateProcess:

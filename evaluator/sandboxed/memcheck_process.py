@@ -16,9 +16,10 @@ from pathlib import Path
 import torch
 
 from evaluator import gpu_lock, protocol, wire
+from evaluator.sandboxed.candidate_process import import_candidate
+from evaluator.sandboxed.channel import Channel
+from evaluator.sandboxed.failures import classify, describe_failure, trimmed_traceback
 from evaluator.task import clone_inputs, on_device
-from evaluator.sandboxed.candidate_process import (Channel, classify, describe_failure, import_candidate,
-                                                   trimmed_traceback)
 
 
 def main(scratch: str) -> None:

@@ -47,9 +47,10 @@ def run_shares(ev: Evaluation, result: EvalResult) -> list[Share]:
                                 name=f"{ev.task.id} share {k}", daemon=True) for k, share in enumerate(shares[1:], 1)]
     scouting = threading.Event()
     scout = threading.Thread(target=run_scout, args=(ev, scouting, result), name=f"{ev.task.id} compile scout",
-                             daemon=True) if ev.scorer.scouting() else None
-    for helper in helpers + ([scout] if scout else []):
-        helper.start()
+                             daemon=True)
+    beside = helpers + [scout] if ev.scorer.scouting() else helpers
+    for thread in beside:
+        thread.start()
     try:
         run_share(ev, ev.box, shares[0], earliest)
     except BaseException:
@@ -59,12 +60,17 @@ def run_shares(ev: Evaluation, result: EvalResult) -> list[Share]:
         for helper in helpers:
             helper.join()
         scouting.set()  # only once every share is done: the others may be waiting on the scout's kernels
-        if scout is not None:
+        if scout in beside:
             scout.join()
+    _raise_own_errors(shares)
+    return shares
+
+
+def _raise_own_errors(shares: list[Share]) -> None:
+    """A share that ended on the evaluator's own error (not a verdict about the candidate) raises it."""
     for share in shares[1:]:
         if share.failure is not None and not isinstance(share.failure, StageFailed):
-            raise share.failure  # the evaluator's own error, not the candidate's
-    return shares
+            raise share.failure
 
 
 def _note_shares(ev: Evaluation, shares: list[Share], result: EvalResult) -> None:

@@ -181,12 +181,17 @@ def record(share: Share, task: Task, index: int, outcome: tuple[CaseResult, Stag
 def harvest(share: Share, task: Task, wait: bool, before: float = math.inf) -> None:
     """Records the share's judgements that are done (with `wait`, all of them before case `before`).
     A failure is raised once every case before it is judged: the verdict is the earliest failing case's."""
-    ready = [i for i in sorted(share.pending) if i < before and (wait or share.pending[i].done())]
-    failing = next((i for i in ready if share.pending[i].result()[1] is not None), None)
-    if failing is not None:
-        ready = [i for i in sorted(share.pending) if i <= failing]
-    for index in ready:
+    for index in _judged(share, wait, before):
         record(share, task, index, share.pending.pop(index).result())
+
+
+def _judged(share: Share, wait: bool, before: float) -> list[int]:
+    """The cases of `share` whose judgements to record now: those done (or all before `before`, with
+    `wait`), and where one of them failed, every case up to it."""
+    pending = sorted(share.pending)
+    ready = [i for i in pending if i < before and (wait or share.pending[i].done())]
+    failing = next((i for i in ready if share.pending[i].result()[1] is not None), None)
+    return ready if failing is None else [i for i in pending if i <= failing]
 
 
 def _earliest(share: Share, task: Task, failed: StageFailed) -> StageFailed:

@@ -39,7 +39,7 @@ def kill_candidates_now_and_then(stop: threading.Event, rng: random.Random, curr
     while not stop.wait(rng.uniform(0.2, 0.6)):
         try:
             run = psutil.Process(current["pid"])
-            servers = [p for p in run.children() if "evaluator.forkserver" in " ".join(p.cmdline())]
+            servers = [p for p in run.children() if "evaluator.sandboxed.fork_server_process" in " ".join(p.cmdline())]
             candidates = [c for s in servers for c in s.children()]
             if candidates:
                 rng.choice(candidates).kill()

@@ -5,7 +5,7 @@ import ast
 from triton.compiler.errors import CompilationError
 
 from evaluator.sandboxed.access_bounds import OutOfBounds
-from evaluator.sandboxed.candidate_process import classify, describe_failure
+from evaluator.sandboxed.failures import classify, describe_failure
 
 KERNEL = "def kernel(x_ptr):\n    offsets = tl.arange(0, 1000)\n"
 

@@ -130,7 +130,7 @@ def test_the_scout_compiles_every_specialization_once_for_the_gpu_without_touchi
     import subprocess
     import sys
 
-    from evaluator.sandbox import PROJECT_ROOT
+    from evaluator.fork_server import PROJECT_ROOT
 
     script, cache, board = tmp_path / "scouted.py", tmp_path / "triton", tmp_path / "board"
     script.write_text(SCOUTED)

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from evaluator import confinement
-from evaluator.sandbox import PROJECT_ROOT
+from evaluator import confinement, isolation
+from evaluator.fork_server import PROJECT_ROOT
 
 PROBE = textwrap.dedent('''
     import ctypes, errno, json, os, socket, sys
@@ -146,7 +146,7 @@ def test_the_evaluator_measures_and_reports_partial_isolation(tmp_path):
      "no seccomp, no privileges dropped)"),
 ])
 def test_isolation_levels_name_what_is_missing(fields, level):
-    assert confinement.Measured(**fields).level == level
+    assert isolation.Measured(**fields).level == level
 
 
 def test_a_profiled_process_still_drops_every_privilege():

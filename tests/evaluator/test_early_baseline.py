@@ -11,8 +11,9 @@ import torch
 
 from evaluator.baseline import EarlyBaseline
 from evaluator.baseline_server import BaselineServer
+from evaluator.fork_server import ForkServer
 from evaluator.result import TimingStats, Verdict
-from evaluator.sandbox import ChildGone, ForkServer
+from evaluator.sandbox import ChildGone
 
 STATS = TimingStats(median_ms=1.0, p20_ms=0.9, p80_ms=1.1, cv=0.01, reps=10)
 

@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 
 from evaluator.evaluate import Evaluator, EvaluatorConfig
+from evaluator.fork_server import PROJECT_ROOT
 from evaluator.result import EvalResult
-from evaluator.sandbox import PROJECT_ROOT
 
 HERE = Path(__file__).parent
 ESCAPES = HERE / "escapes"

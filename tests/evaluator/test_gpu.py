@@ -315,7 +315,7 @@ def test_the_compile_scout_compiles_without_launching_and_the_candidate_loads_it
     import subprocess
     import sys
 
-    from evaluator.sandbox import PROJECT_ROOT
+    from evaluator.fork_server import PROJECT_ROOT
 
     script, cache, board = tmp_path / "scouted.py", tmp_path / "triton", tmp_path / "board"
     script.write_text(SCOUTED_KERNEL)

@@ -78,7 +78,8 @@ FAILS_TO_START = "#!/bin/sh\necho 'Device not supported' >&2\nexit 3\n"
 
 def _run(tmp_path, suite, sanitizer_text: str, source: str | None = None, drive=None):
     from evaluator import wire
-    from evaluator.sandbox import ForkServer, Limits, Reach
+    from evaluator.fork_server import ForkServer
+    from evaluator.sandbox import Limits, Reach
 
     task = find_task("Activation/gelu", suite)
     folder = tmp_path / "shared"

@@ -3,9 +3,8 @@
 import pytest
 import torch
 
-from evaluator import randomness
 from evaluator.contracts import Expected, Tolerance
-from evaluator.randomness import (distinct_runs, dropout_checks, independence_checks, independent_runs,
+from evaluator.randomness import (distinct_runs, dropout_checks, independence_checks, independent_runs, limits,
                                   mask_independence, uniform_checks)
 
 VALUES = torch.randn(20000, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
@@ -126,9 +125,9 @@ def test_correct_generators_pass_the_independence_checks():
 def test_the_independence_tests_are_calibrated(monkeypatch):
     """At a family-wise level of 5% the families fail correct outputs about that often, not more:
     the statistics follow the distributions the limits assume (the 1e-7 tail itself is extrapolated)."""
-    monkeypatch.setattr(randomness, "INDEPENDENCE_P", 0.05)
-    randomness._normal_limit.cache_clear()
-    randomness._chi2_limits.cache_clear()
+    monkeypatch.setattr(limits, "INDEPENDENCE_P", 0.05)
+    limits._normal_limit.cache_clear()
+    limits._chi2_limits.cache_clear()
     try:
         outputs = failed = 0
         for seed in range(20):
@@ -152,8 +151,8 @@ def test_the_independence_tests_are_calibrated(monkeypatch):
         assert masks_failed <= 0.25 * masks + 3, (masks_failed, masks)
     finally:
         monkeypatch.undo()
-        randomness._normal_limit.cache_clear()
-        randomness._chi2_limits.cache_clear()
+        limits._normal_limit.cache_clear()
+        limits._chi2_limits.cache_clear()
 
 
 def antithetic_halves(n, dtype, gen):

@@ -9,9 +9,10 @@ from pathlib import Path
 import pytest
 
 from evaluator.evaluate import Evaluator, EvaluatorConfig
+from evaluator.fork_server import scrubbed_environment, secret_values
 from evaluator.loader import find_task
 from evaluator.result import EvalResult
-from evaluator.sandbox import Limits, scrubbed_environment, secret_values
+from evaluator.sandbox import Limits
 
 HERE = Path(__file__).parent
 SECRET = "sk-agentloop-test-5ecret-value"
@@ -350,7 +351,8 @@ def test_closing_a_sandbox_kills_its_child_at_once_and_keeps_no_record_of_it(tmp
 
     import psutil
 
-    from evaluator.sandbox import ForkServer, Sandbox
+    from evaluator.fork_server import ForkServer
+    from evaluator.sandbox import Sandbox
 
     job = {"task": "Activation/gelu", "entry": "gelu", "device": "cpu", "mutates": [], "allowed_aten": [],
            "lock_dir": None, "gpu_memory_fraction": None, "model_init": None}
@@ -375,7 +377,8 @@ def test_what_a_child_said_before_exiting_unheard_is_read(tmp_path):
     listens: its report is still read, not taken for a crash."""
     import time
 
-    from evaluator.sandbox import ForkServer, Sandbox
+    from evaluator.fork_server import ForkServer
+    from evaluator.sandbox import Sandbox
 
     job = {"task": "Activation/gelu", "entry": "gelu", "device": "cpu", "mutates": [], "allowed_aten": [],
            "lock_dir": None, "gpu_memory_fraction": None, "model_init": None}

@@ -3,7 +3,8 @@
 import os
 
 from evaluator import triton_cache
-from evaluator.sandbox import ForkServer, Limits, Sandbox
+from evaluator.fork_server import ForkServer
+from evaluator.sandbox import Limits, Sandbox
 
 REPORTS_ITS_CACHE = '''
 import os

@@ -33,3 +33,12 @@ def test_output_tails_are_read_only_from_regular_files(tmp_path):
     assert read_tail(tmp_path / "pipe.txt", 100) == b""
     (tmp_path / "real.txt").write_bytes(b"x" * 50 + b"last words")
     assert read_tail(tmp_path / "real.txt", 10) == b"last words"
+
+
+@pytest.mark.parametrize("tree", ['{"$tuple": 5}', '{"$inputs": 3}', '{"$device": "bad"}', '{"$tensor": "x"}',
+                                  '[' * 100000 + ']' * 100000, '{"$tuple": [' * 2000 + ']}' * 2000, 'not json'])
+def test_a_malformed_description_is_a_wire_error_not_the_evaluators(tmp_path, tree):
+    path = tmp_path / "out.pt"
+    torch.save({"tree": tree, "tensors": []}, path)
+    with pytest.raises(wire.WireError):
+        wire.load(path)
