@@ -1,11 +1,10 @@
-"""Experiment configuration, overrides and their errors; code extraction from model answers."""
+"""Experiment configuration, overrides and their errors."""
 
 from pathlib import Path
 
 import pytest
 
 from agentloop.config import ConfigError, default_experiment, load_experiment
-from agentloop.extract import extract_code
 
 
 def write(tmp_path, text):
@@ -107,26 +106,6 @@ def test_the_default_run_id_names_the_bundled_recording_not_where_it_is_installe
     assert default_experiment()[0].run_id != experiment.run_id
     with pytest.raises(replay.Fatal, match="is not the one this configuration names"):
         replay.recording_path(recording)
-
-
-SOLUTION = "import triton\n\n@triton.jit\ndef k(x):\n    pass\n\ndef softmax(input, dim, dtype=None):\n    k[(1,)](input)\n"
-
-
-@pytest.mark.parametrize("text", [
-    f"Here you go:\n```python\n{SOLUTION}```\nThis should be fast.",
-    f"The bug was here:\n```python\nx = tl.exp(x)\n```\nFixed version:\n```python\n{SOLUTION}```\n",
-    f"```\n{SOLUTION}```",
-    f"I will subtract the max first.\n\n{SOLUTION}",
-    f"```python\n{SOLUTION}",  # the answer was cut off before the closing fence
-    f"Full module:\n```py\n{SOLUTION}```\nAnd a test:\n```python\nprint(softmax(x, 0))\n```",
-])
-def test_extraction_copes_with_prose_blocks_and_missing_fences(text):
-    assert extract_code(text, "softmax").strip() == SOLUTION.strip()
-
-
-@pytest.mark.parametrize("text", ["", "   ", "I cannot help with that.", "```text\nno code\n```"])
-def test_no_code_is_none(text):
-    assert extract_code(text, "softmax") is None
 
 
 def test_the_readme_example_experiment_loads(tmp_path):

@@ -1,0 +1,135 @@
+"""The GPU lock: exclusive and shared holds, reported waits, its log, compiles outside it and yielding to writers."""
+
+import json
+import multiprocessing
+import os
+import time
+
+from evaluator import gpu_lock
+
+
+def _hold_exclusive(lock_dir, started, seconds):
+    with gpu_lock.exclusive(lock_dir):
+        started.set()
+        time.sleep(seconds)
+
+
+def _hold_exclusive_when_asked(lock_dir, asked, got):
+    asked.wait(10)
+    with gpu_lock.exclusive(lock_dir):
+        got.set()
+
+
+def test_exclusive_lock_keeps_shared_users_out(tmp_path):
+    started = multiprocessing.Event()
+    holder = multiprocessing.Process(target=_hold_exclusive, args=(tmp_path, started, 1.0))
+    holder.start()
+    started.wait(10)
+    began = time.monotonic()
+    with gpu_lock.shared(tmp_path):
+        waited = time.monotonic() - began
+    holder.join()
+    assert waited > 0.5
+    with gpu_lock.shared(tmp_path), gpu_lock.shared(None):
+        pass
+
+
+def test_a_blocked_lock_user_reports_its_wait(tmp_path):
+    heard = []
+    started = multiprocessing.Event()
+    holder = multiprocessing.Process(target=_hold_exclusive, args=(tmp_path, started, 1.0))
+    holder.start()
+    started.wait(10)
+    gpu_lock.report_waits(heard.append)
+    try:
+        with gpu_lock.shared(tmp_path):
+            heard.append("held")
+        with gpu_lock.shared(tmp_path):  # free now: no wait to report
+            heard.append("held again")
+    finally:
+        gpu_lock.report_waits(None)
+        holder.join()
+    assert heard == [True, False, "held", "held again"]
+
+
+def test_the_lock_log_records_every_hold_with_its_wait(tmp_path, monkeypatch):
+    log = tmp_path / "locks.jsonl"
+    monkeypatch.setenv("AGENTLOOP_LOCK_LOG", str(log))
+    started = multiprocessing.Event()
+    holder = multiprocessing.Process(target=_hold_exclusive, args=(tmp_path / "lock", started, 1.0))
+    holder.start()
+    started.wait(10)
+    with gpu_lock.shared(tmp_path / "lock", "judging"):
+        pass
+    holder.join()
+    holds = [json.loads(line) for line in log.read_text().splitlines()]
+    assert sorted(h["mode"] for h in holds) == ["exclusive", "shared"]
+    assert {h["mode"]: h["what"] for h in holds} == {"exclusive": "", "shared": "judging"}
+    assert {h["pid"] for h in holds} == {holder.pid, os.getpid()}
+    exclusive, shared = sorted(holds, key=lambda h: h["mode"])
+    assert exclusive["released"] - exclusive["got"] > 0.5
+    assert shared["got"] - shared["asked"] > 0.5 and shared["got"] >= exclusive["released"] - 0.05
+
+
+def test_every_kernel_of_a_call_compiles_with_the_gpu_lock_let_go(tmp_path):
+    """The first launch of a call compiled outside the lock before; a later kernel compiled while the
+    call held it shared, and another candidate's timing waited that long."""
+    import fcntl
+    import os
+
+    from evaluator.sandboxed.guards import LaunchRecorder
+
+    recorder = LaunchRecorder(lock_dir=str(tmp_path), locking=True)
+    seen = []
+
+    def compile_probe():  # could a writer (timing) take the lock while this compiles?
+        fd = os.open(tmp_path / "gpu.lock", os.O_RDWR | os.O_CREAT)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            fcntl.flock(fd, fcntl.LOCK_UN)
+            seen.append("free")
+        except BlockingIOError:
+            seen.append("held")
+        finally:
+            os.close(fd)
+
+    recorder.compile_unlocked(compile_probe)  # the call's first kernel
+    recorder.compile_unlocked(compile_probe)  # its second: the lock was held since the first
+    assert seen == ["free", "free"]
+    assert recorder._held is not None, "the launch itself runs under the lock"
+    recorder.release()
+
+
+def test_a_yielding_shared_hold_lets_a_waiting_writer_go_first(tmp_path):
+    """A writer asking while a long shared hold runs gets the lock at the holder's next yield point,
+    not when the hold ends; the holder then holds the lock again."""
+    import threading
+
+    asked, got = multiprocessing.Event(), multiprocessing.Event()
+    writer = multiprocessing.Process(target=_hold_exclusive_when_asked, args=(tmp_path, asked, got))
+    writer.start()
+    with gpu_lock.shared(tmp_path, "judging", yielding=True):
+        asked.set()
+        time.sleep(0.5)  # the writer is in the turnstile now, waiting for this hold
+        assert not got.is_set()
+        gpu_lock.yield_to_writers()
+        assert got.wait(5), "the writer got the lock while this hold yielded"
+        blocked = threading.Event()
+
+        def try_exclusive():  # this hold is back: another writer must wait for it
+            with gpu_lock.exclusive(tmp_path):
+                blocked.set()
+        other = threading.Thread(target=try_exclusive, daemon=True)
+        other.start()
+        assert not blocked.wait(0.5)
+    assert blocked.wait(5)
+    writer.join()
+
+
+def test_without_a_waiting_writer_a_yield_keeps_the_hold(tmp_path, monkeypatch):
+    log = tmp_path / "locks.jsonl"
+    monkeypatch.setenv("AGENTLOOP_LOCK_LOG", str(log))
+    with gpu_lock.shared(tmp_path / "lock", "judging", yielding=True):
+        gpu_lock.yield_to_writers()
+    gpu_lock.yield_to_writers()  # no hold: nothing to do
+    assert len(log.read_text().splitlines()) == 1

@@ -1,0 +1,124 @@
+"""Timing statistics, the stability rule and the measuring loop (on stand-ins for the GPU's clock and events)."""
+
+import pytest
+
+from evaluator.timing import median_is_stable, stats
+
+
+def test_stats_quantiles_and_spread():
+    s = stats([1.0, 2.0, 3.0, 4.0, 5.0])
+    assert (s.median_ms, s.p20_ms, s.p80_ms, s.reps) == (3.0, 1.8, 4.2, 5)
+    assert s.cv == pytest.approx((2.0 ** 0.5) / 3.0)
+
+
+def test_stability_rule():
+    steady = [1.0 + 0.0001 * (i % 7) for i in range(100)]
+    noisy = [1.0 + (0.5 if i % 2 else 0.0) for i in range(30)]
+    assert median_is_stable(steady, 0.002)
+    assert not median_is_stable(noisy, 0.002)
+
+
+def test_wall_time_replaces_events_only_when_work_clearly_escaped_the_stream():
+    from evaluator.timing import Measurement, TimingPolicy
+    policy = TimingPolicy()
+    honest_under_load = Measurement(events_ms=[0.13] * 20, walls_ms=[0.13 + 0.3] * 20, guarded_reps=2)
+    side_stream = Measurement(events_ms=[0.01] * 20, walls_ms=[0.9] * 20, guarded_reps=2)
+    assert not honest_under_load.escaped_stream(policy)
+    assert side_stream.escaped_stream(policy)
+
+
+def test_timed_outputs_are_freed_at_once_not_left_to_the_garbage_collector(suite, monkeypatch):
+    """Each repetition's output must die when the next one replaces it: kept alive by a reference
+    cycle until the collector runs, 30 standard-size outputs took gigabytes of GPU memory. The GPU's
+    events are replaced by stand-ins so that the loop runs on the CPU."""
+    import gc
+
+    import torch
+
+    from evaluator import timing
+    from evaluator.sandboxed import candidate_process as worker
+    from evaluator.timing import TimingPolicy
+
+    class Event:
+        def __init__(self, **_):
+            pass
+    for name, value in {"_Event": Event, "_record": lambda e: None, "_elapsed": lambda a, b: 1.0,
+                        "_synchronize": lambda: None, "_spin": None}.items():
+        monkeypatch.setattr(timing, name, value)
+    monkeypatch.setattr(worker, "_l2_flush_bytes", lambda device: 1 << 16)
+    task = suite["Random/rand"]
+    sets = [task.make_inputs(seed, "small", "standard", torch.float32) for seed in (0, 2)]
+    sets = [worker.on_device(s, torch.device("cpu")) for s in sets]
+    gc.collect()
+    gc.disable()
+    gc.set_debug(gc.DEBUG_SAVEALL)
+    try:
+        timed = worker.time_function(task.reference, sets, task.mutates, None, frozenset(),
+                                     TimingPolicy(min_reps=30, max_seconds=600), torch.device("cpu"),
+                                     keep_outputs=False)
+        gc.collect()
+        in_cycles = [o for o in gc.garbage if isinstance(o, torch.Tensor)]
+    finally:
+        gc.set_debug(0)
+        gc.garbage.clear()
+        gc.enable()
+    assert len(timed["samples_ms"]) >= 30
+    assert in_cycles == []
+
+
+class FakeGPU:
+    """A clock and CUDA-event stand-ins: each call advances the clock by its duration, each spin by
+    its cycles (one cycle per microsecond), and an event pair reads the clock between them."""
+
+    def __init__(self):
+        self.now = 0.0
+
+    def install(self, monkeypatch):
+        from evaluator import timing
+        clock = self
+
+        class Event:
+            def __init__(self, enable_timing=True):
+                self.at = 0.0
+
+        monkeypatch.setattr(timing, "_perf_counter", lambda: clock.now)
+        monkeypatch.setattr(timing, "_synchronize", lambda: None)
+        monkeypatch.setattr(timing, "_Event", Event)
+        monkeypatch.setattr(timing, "_record", lambda event: setattr(event, "at", clock.now))
+        monkeypatch.setattr(timing, "_elapsed", lambda a, b: (b.at - a.at) * 1e3)
+        monkeypatch.setattr(timing, "_spin", lambda cycles: setattr(clock, "now", clock.now + cycles * 1e-6))
+        monkeypatch.setattr(timing, "_spin_cycles_per_ms", lambda: 1000.0)
+
+    def calls(self, seconds: float, log: list):
+        def call(guarded):
+            log.append(guarded)
+            self.now += seconds
+        return call
+
+
+@pytest.mark.parametrize("seconds", [2.0, 0.4])
+def test_a_slow_call_is_timed_a_few_times_within_the_cap_not_min_reps_times(monkeypatch, seconds):
+    """torch's CUDA LDL and eigen routines loop over the batch with a host sync per matrix: one
+    eager call took seconds, and 3 warm-ups, 30 repetitions and a GPU spin of 1.5x the host time
+    before each held the timing lock for minutes."""
+    from evaluator.timing import MAX_SPIN_MS, MIN_REPS_FLOOR, TimingPolicy, measure
+    gpu, log = FakeGPU(), []
+    gpu.install(monkeypatch)
+    policy = TimingPolicy(max_seconds=3.0)
+    m = measure(gpu.calls(seconds, log), prepare=lambda k: None, n_sets=2, policy=policy)
+    assert len(m.events_ms) >= MIN_REPS_FLOOR and m.guarded_reps >= 1
+    assert all(abs(e - seconds * 1e3) < 1e-6 for e in m.events_ms)
+    assert len(log) <= policy.warmup_calls + policy.guard_every
+    spin_s = MAX_SPIN_MS / 1e3 * (len(log) - 2)
+    assert gpu.now <= (len(log) * seconds + spin_s) * 1.001
+
+
+def test_a_fast_call_still_gets_the_policys_minimum_repetitions(monkeypatch):
+    from evaluator.timing import TimingPolicy, measure
+    gpu, log = FakeGPU(), []
+    gpu.install(monkeypatch)
+    policy = TimingPolicy(max_seconds=3.0)
+    m = measure(gpu.calls(1e-4, log), prepare=lambda k: None, n_sets=2, policy=policy)
+    assert len(m.events_ms) >= policy.min_reps
+    # all three warm-up calls ran, unguarded; then every eighth repetition is guarded
+    assert not any(log[:policy.warmup_calls]) and log[policy.warmup_calls + policy.guard_every - 1] is True
