@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import time
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from agentloop import feedback, prompts, tune
 from agentloop.config import Arm, Budgets
@@ -25,6 +25,10 @@ from evaluator.result import EvalResult, Verdict
 from evaluator.task import Task
 from traces.records import Attempt
 from traces.store import TraceStore
+
+if TYPE_CHECKING:
+    from agentloop.evaluation import Evaluates
+
 
 def score(attempt: Attempt) -> tuple[int, float]:
     """Better verdicts first, then speed."""
@@ -53,7 +57,7 @@ class LoopContext:
 
     run_id: str
     store: TraceStore
-    evaluate: Callable  # async (task, code) -> EvalResult
+    evaluations: Evaluates
     budgets: Budgets
     model_max_tokens: int = 8192
     temperature: float = 0.7
@@ -160,7 +164,7 @@ class Chain:
 
     async def evaluate(self) -> State:
         began = time.perf_counter()
-        self.pending.result = await self.ctx.evaluate(self.task, self.pending.code or "")
+        self.pending.result = await self.ctx.evaluations.evaluate(self.task, self.pending.code or "")
         self.pending.eval_s = time.perf_counter() - began
         await asyncio.sleep(0)  # let a chain waiting for the freed evaluation slot take it first
         return State.DECIDE
@@ -186,7 +190,7 @@ class Chain:
             if number in done_trials:
                 continue
             started, began = time.time(), time.perf_counter()
-            result = await self.ctx.evaluate(self.task, variant.source)
+            result = await self.ctx.evaluations.evaluate(self.task, variant.source)
             attempt = Attempt(run_id=self.ctx.run_id, task_id=self.task.id, arm=self.arm.name, sample=self.sample,
                               round=base.round, trial=number, mode=Mode.TUNE.value, decision="tune trial",
                               parent_id=base.id, code=variant.source, result=result, feedback=[variant.description],

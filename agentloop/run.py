@@ -103,7 +103,7 @@ async def run_experiment(experiment: Experiment, suite: dict[str, Task], store: 
                  decision=attempt.decision)
         progress.update(bar, advance=1, description=f"{attempt.task_id} r{attempt.round}: {attempt.verdict}")
 
-    ctx = LoopContext(run_id=run_id, store=store, evaluate=evaluations.evaluate, budgets=experiment.budgets,
+    ctx = LoopContext(run_id=run_id, store=store, evaluations=evaluations, budgets=experiment.budgets,
                       on_attempt=on_attempt, run_cost=lambda: spent["cost"])
     chains = [Chain(task, arm, sample, generators[arm.name], experiment.generator_for(arm).model, ctx)
               for arm in experiment.arms for task in tasks for sample in range(experiment.samples)]

@@ -63,7 +63,7 @@ async def main(args) -> None:
     scripted = ScriptedGenerator(spec, lambda request: answer("INCORRECT"))
     generator = Resilient(scripted, spec)
     evaluations = SlottedEvaluations(args.eval_s, args.eval_slots)
-    ctx = LoopContext(run_id="overhead", store=store, evaluate=evaluations.evaluate,
+    ctx = LoopContext(run_id="overhead", store=store, evaluations=evaluations,
                       budgets=Budgets(max_rounds=args.rounds, stagnation_rounds=0))
     chains = [Chain(tasks[i % len(tasks)], Arm("a"), i // len(tasks), generator, spec.model, ctx)
               for i in range(args.chains)]

@@ -22,7 +22,7 @@ def test_a_geak_chain_is_timed_profiled_and_tuned(tmp_path, suite):
     queue = EvaluationQueue("cuda", workers=2)
     try:
         generator = ScriptedGenerator(GeneratorSpec(provider="scripted", model="m"), lambda request: answer)
-        ctx = LoopContext(run_id="gpu", store=store, evaluate=queue.evaluate,
+        ctx = LoopContext(run_id="gpu", store=store, evaluations=queue,
                           budgets=Budgets(max_rounds=2, stagnation_rounds=5))
         chain = Chain(task, Arm("geak", method="geak"), 0, generator, "m", ctx)
         asyncio.run(chain.run())

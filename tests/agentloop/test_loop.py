@@ -39,7 +39,7 @@ def chain_for(store, task, script, evaluations, arm=Arm("a"), budgets=Budgets(),
 
     generator = ScriptedGenerator(spec, respond)
     wrapped = CachedGenerator(generator, store) if cached else generator
-    ctx = LoopContext(run_id="run", store=store, evaluate=evaluations.evaluate, budgets=budgets)
+    ctx = LoopContext(run_id="run", store=store, evaluations=evaluations, budgets=budgets)
     return Chain(task, arm, sample, wrapped, "m", ctx), calls, generator
 
 
