@@ -211,8 +211,8 @@ def _tool_paths() -> list[str]:
 
 def _loaded_package_roots() -> list[str]:
     """Where torch, Triton and numpy were imported from."""
-    loaded = (sys.modules.get(module) for module in ("torch", "triton", "numpy"))
-    return [os.path.dirname(os.path.dirname(m.__file__)) for m in loaded if m is not None and getattr(m, "__file__", None)]
+    files = (getattr(sys.modules.get(module), "__file__", None) for module in ("torch", "triton", "numpy"))
+    return [os.path.dirname(os.path.dirname(file)) for file in files if file]
 
 
 def holds_task_suite(path: str) -> bool:
