@@ -14,7 +14,8 @@ from typing import Any
 
 import torch
 
-from evaluator.randomness import MIN_SAMPLES, _tensor_leaves, distinct_runs
+from evaluator.randomness import MIN_SAMPLES, distinct_runs
+from evaluator.task import tensors_in
 
 PREFIX = 4096
 
@@ -26,7 +27,7 @@ class EarlierCalls:
 
     def add(self, runs: list[Any]) -> str | None:
         """Keeps the runs' prefixes; why one of them repeats an earlier call, or None."""
-        new = [t.detach().reshape(-1)[:PREFIX].to("cpu") for run in runs for t in _tensor_leaves(run)
+        new = [t.detach().reshape(-1)[:PREFIX].to("cpu") for run in runs for t in tensors_in(run)
                if t.numel() >= MIN_SAMPLES]
         with self._lock:
             earlier = list(self._prefixes)

@@ -36,13 +36,13 @@ repetition, windows (where the independence tests look), independence, shared_va
 between_calls, dropout, and uniform (all the checks of one uniform output).
 """
 
-from evaluator.randomness.between_calls import _tensor_leaves, distinct_runs, independent_runs
+from evaluator.randomness.between_calls import distinct_runs, independent_runs
 from evaluator.randomness.distribution import (binomial_check, distinct_fraction_check, ks_critical_distance,
                                                ks_uniform, moment_checks, spacing_below)
 from evaluator.randomness.dropout import dropout_checks, mask_independence
 from evaluator.randomness.independence import block_sums_check, independence_checks, serial_independence
 from evaluator.randomness.limits import (COLLISION_FLOOR, KS_P_VALUE, LAGS, MIN_DISTINCT_FRACTION, MIN_SAMPLES, SIGMAS,
-                                         SLACK_COUNT, SUBSAMPLE, _fmt, allowed_count)
+                                         SLACK_COUNT, SUBSAMPLE, allowed_count, fmt_number)
 from evaluator.randomness.repetition import repeated_windows_check, repetition_checks
 from evaluator.randomness.sampling import collision_probability, flat_values, subsample, value_counts
 from evaluator.randomness.shared_values import shared_values
@@ -50,7 +50,7 @@ from evaluator.randomness.uniform import uniform_checks
 from evaluator.randomness.windows import far_lags
 
 __all__ = ["COLLISION_FLOOR", "KS_P_VALUE", "LAGS", "MIN_DISTINCT_FRACTION", "MIN_SAMPLES", "SIGMAS", "SLACK_COUNT",
-           "SUBSAMPLE", "_fmt", "_tensor_leaves", "allowed_count", "binomial_check", "block_sums_check",
+           "SUBSAMPLE", "fmt_number", "allowed_count", "binomial_check", "block_sums_check",
            "collision_probability", "distinct_fraction_check", "distinct_runs", "dropout_checks", "far_lags",
            "flat_values", "independence_checks", "independent_runs", "ks_critical_distance", "ks_uniform",
            "mask_independence", "moment_checks", "repeated_windows_check", "repetition_checks",

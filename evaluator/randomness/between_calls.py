@@ -9,25 +9,17 @@ from typing import Any, Iterator, Sequence
 import torch
 
 from evaluator.contracts import host_scalars
-from evaluator.randomness.independence import _cells, _contingency_chi2, _joint_bins
-from evaluator.randomness.limits import (MIN_SAMPLES, PAIR_SAMPLE, _chi2_limits, _fmt, _normal_limit,
-                                         allowed_count)
-from evaluator.randomness.sampling import _raw_bits, _spread, collision_probability, flat_values, subsample
+from evaluator.randomness.independence import cells, contingency_chi2, joint_bins
+from evaluator.randomness.limits import MIN_SAMPLES, PAIR_SAMPLE, allowed_count, chi2_limits, fmt_number, normal_limit
+from evaluator.randomness.sampling import collision_probability, flat_values, raw_bits, spread_indices, subsample
 from evaluator.randomness.shared_values import shared_values
-from evaluator.randomness.windows import _correlate, _window_lags, _windows
-
-
-def _tensor_leaves(tree: Any) -> list[torch.Tensor]:
-    if isinstance(tree, torch.Tensor):
-        return [tree]
-    if isinstance(tree, (tuple, list)):
-        return [leaf for item in tree for leaf in _tensor_leaves(item)]
-    return []
+from evaluator.randomness.windows import correlate, window_lags, window_positions
+from evaluator.task import tensors_in
 
 
 def _paired_leaves(runs: Sequence[Any]) -> Iterator[tuple[int, int, torch.Tensor, torch.Tensor]]:
     """(i, j, a, b) for every two calls i < j (numbered from 0) and each pair of their tensors in order."""
-    leaves = [_tensor_leaves(run) for run in runs]
+    leaves = [tensors_in(run) for run in runs]
     for i, j in itertools.combinations(range(len(leaves)), 2):
         for a, b in zip(leaves[i], leaves[j]):
             yield i, j, a, b
@@ -36,7 +28,7 @@ def _paired_leaves(runs: Sequence[Any]) -> Iterator[tuple[int, int, torch.Tensor
 def _equal_positions(a: torch.Tensor, b: torch.Tensor) -> int:
     """At how many positions two tensors of one shape hold the same value (the same bits when of one dtype)."""
     if a.dtype == b.dtype:
-        return int(torch.count_nonzero(_raw_bits(a) == _raw_bits(b).to(a.device)))
+        return int(torch.count_nonzero(raw_bits(a) == raw_bits(b).to(a.device)))
     return int(torch.count_nonzero(flat_values(a) == flat_values(b).to(a.device)))
 
 
@@ -56,7 +48,7 @@ def distinct_runs(runs: Sequence[Any]) -> list[str]:
         if equal > allowed_count(n, collision):
             same = "returned identical values" if equal == n else f"agree at {equal} of {n} positions"
             failures.append(f"calls {i + 1} and {j + 1} {same} (independent draws agree at about "
-                            f"{_fmt(collision * n)}): draw a fresh seed on every call and write every "
+                            f"{fmt_number(collision * n)}): draw a fresh seed on every call and write every "
                             "output element")
     return failures
 
@@ -74,7 +66,7 @@ def independent_runs(runs: Sequence[Any], low: float, high: float) -> list[str]:
         x, y = flat_values(a), flat_values(b)
         found = _cross_correlation(x, y, pair)
         found += _paired_independence(x, y, low, high, pair)
-        found += shared_values([(_raw_bits(a), x), (_raw_bits(b), y)], low, high, [(pair, -1)])
+        found += shared_values([(raw_bits(a), x), (raw_bits(b), y)], low, high, [(pair, -1)])
         del x, y
         failures += found[:2]
     return failures
@@ -82,40 +74,40 @@ def independent_runs(runs: Sequence[Any], low: float, high: float) -> list[str]:
 
 def _cross_correlation(x: torch.Tensor, y: torch.Tensor, pair: str) -> list[str]:
     """Correlation between two calls at shifts -WINDOW // 2 .. WINDOW // 2, in windows."""
-    index = _windows(x.numel(), x.device)
+    index = window_positions(x.numel(), x.device)
     a, b = x[index], y[index]
     a, b = a - a.mean(), b - b.mean()
-    r = _correlate(a, b)
-    lags = _window_lags(a.shape[1], both_signs=True)
+    r = correlate(a, b)
+    lags = window_lags(a.shape[1], both_signs=True)
     pick = torch.tensor([k % r.numel() for k in lags], dtype=torch.int64, device=x.device)
     counts = torch.tensor([a.shape[0] * (a.shape[1] - abs(k)) for k in lags], dtype=torch.float64, device=x.device)
     z = r[pick] / ((a.square().mean() * b.square().mean()).sqrt() * counts.sqrt()).clamp_min(1e-300)
     worst = z.abs().argmax()
     score, index_ = host_scalars(z[worst], worst)
-    limit = _normal_limit(len(lags))
+    limit = normal_limit(len(lags))
     if abs(score) <= limit:
         return []
     lag = lags[int(index_)]
     where = "at the same positions" if lag == 0 else f"with call 2 shifted by {lag} elements"
-    return [f"{pair} are correlated {where} (correlation {_fmt(score / math.sqrt(a.shape[0] * (a.shape[1] - abs(lag))))}, "
-            f"{_fmt(abs(score))} standard errors, limit {_fmt(limit)}): each call must draw from a fresh seed, not "
+    return [f"{pair} are correlated {where} (correlation {fmt_number(score / math.sqrt(a.shape[0] * (a.shape[1] - abs(lag))))}, "
+            f"{fmt_number(abs(score))} standard errors, limit {fmt_number(limit)}): each call must draw from a fresh seed, not "
             "transform or shift the previous call's numbers"]
 
 
 def _paired_independence(x: torch.Tensor, y: torch.Tensor, low: float, high: float, pair: str) -> list[str]:
     """Chi-square test of independence of (x[i], y[i]) over up to PAIR_SAMPLE positions."""
-    index = _spread(PAIR_SAMPLE, x.numel(), x.device)
-    bins = _joint_bins(index.numel())
+    index = spread_indices(PAIR_SAMPLE, x.numel(), x.device)
+    bins = joint_bins(index.numel())
     if not bins:
         return []
-    first, second = (_cells(v[index], low, high, bins) for v in (x, y))
-    chi2, r, c = host_scalars(*_contingency_chi2(first, second, bins, index.numel()))
+    first, second = (cells(v[index], low, high, bins) for v in (x, y))
+    chi2, r, c = host_scalars(*contingency_chi2(first, second, bins, index.numel()))
     dof = int((r - 1) * (c - 1))
     if dof < 1:
         return []
-    limit = _chi2_limits(dof, 1)[1]
+    limit = chi2_limits(dof, 1)[1]
     if chi2 <= limit:
         return []
     return [f"{pair} are not independent at equal positions: the joint histogram of (call 1, call 2) departs from "
-            f"independence (chi-square {_fmt(chi2)} on {dof} degrees of freedom, allowed {_fmt(limit)}); one call's "
+            f"independence (chi-square {fmt_number(chi2)} on {dof} degrees of freedom, allowed {fmt_number(limit)}); one call's "
             "numbers are a function of the other's (u + c modulo 1, 1 - u): seed every call afresh"]

@@ -9,7 +9,7 @@ import torch
 from scipy import stats
 
 from evaluator.contracts import dtype_name, host_scalars
-from evaluator.randomness.limits import KS_P_VALUE, MIN_DISTINCT_FRACTION, MIN_SAMPLES, SIGMAS, _fmt
+from evaluator.randomness.limits import KS_P_VALUE, MIN_DISTINCT_FRACTION, MIN_SAMPLES, SIGMAS, fmt_number
 
 
 def spacing_below(value: float, dtype: torch.dtype) -> float:
@@ -31,8 +31,8 @@ def binomial_check(successes: int, trials: int, p: float, what: str) -> list[str
         return []
     sd = math.sqrt(max(p * (1 - p) * trials, 0.0))
     if abs(successes - p * trials) > SIGMAS * sd + 1:
-        return [f"{what}: {successes} of {trials} ({_fmt(successes / trials)}), expected a fraction of "
-                f"{_fmt(p)} (allowed {SIGMAS:g} standard deviations, {_fmt(SIGMAS * sd / trials)})"]
+        return [f"{what}: {successes} of {trials} ({fmt_number(successes / trials)}), expected a fraction of "
+                f"{fmt_number(p)} (allowed {SIGMAS:g} standard deviations, {fmt_number(SIGMAS * sd / trials)})"]
     return []
 
 
@@ -61,9 +61,9 @@ def ks_uniform(sample: torch.Tensor, low: float, high: float, slack: float = 0.0
     allowed = ks_critical_distance(s) + slack
     if distance <= allowed:
         return []
-    return [f"the values are not uniform on [{_fmt(low)}, {_fmt(high)}): Kolmogorov-Smirnov distance "
-            f"{_fmt(distance)} over {s} samples (allowed {_fmt(allowed)}; the empirical CDF "
-            f"deviates most near {_fmt(location)})"]
+    return [f"the values are not uniform on [{fmt_number(low)}, {fmt_number(high)}): Kolmogorov-Smirnov distance "
+            f"{fmt_number(distance)} over {s} samples (allowed {fmt_number(allowed)}; the empirical CDF "
+            f"deviates most near {fmt_number(location)})"]
 
 
 def moment_checks(x: torch.Tensor, low: float, high: float, slack: float = 0.0) -> list[str]:
@@ -80,13 +80,13 @@ def moment_checks(x: torch.Tensor, low: float, high: float, slack: float = 0.0) 
     expected_mean = (low + high) / 2
     mean_tol = SIGMAS * width / math.sqrt(12 * n) + slack
     if abs(mean - expected_mean) > mean_tol:
-        failures.append(f"mean {_fmt(mean)} where U({_fmt(low)}, {_fmt(high)}) gives {_fmt(expected_mean)} "
-                        f"(allowed +-{_fmt(mean_tol)} for {n} samples)")
+        failures.append(f"mean {fmt_number(mean)} where U({fmt_number(low)}, {fmt_number(high)}) gives {fmt_number(expected_mean)} "
+                        f"(allowed +-{fmt_number(mean_tol)} for {n} samples)")
     expected_var = width ** 2 / 12
     var_tol = SIGMAS * width ** 2 / math.sqrt(180 * n) + slack * width
     if abs(var - expected_var) > var_tol:
-        failures.append(f"variance {_fmt(var)} where U({_fmt(low)}, {_fmt(high)}) gives {_fmt(expected_var)} "
-                        f"(allowed +-{_fmt(var_tol)} for {n} samples)")
+        failures.append(f"variance {fmt_number(var)} where U({fmt_number(low)}, {fmt_number(high)}) gives {fmt_number(expected_var)} "
+                        f"(allowed +-{fmt_number(var_tol)} for {n} samples)")
     return failures
 
 

@@ -11,9 +11,10 @@ from scipy import stats
 
 from evaluator.contracts import host_scalars
 from evaluator.randomness.distribution import binomial_check
-from evaluator.randomness.limits import MIN_SAMPLES, PAIR_SAMPLE, _chi2_limits, _fmt, family_tail
-from evaluator.randomness.sampling import _spread
-from evaluator.randomness.windows import _block_sizes, _block_sums, _cross, _spectrum, _window_lags, _windows, far_lags
+from evaluator.randomness.limits import MIN_SAMPLES, PAIR_SAMPLE, chi2_limits, family_tail, fmt_number
+from evaluator.randomness.sampling import spread_indices
+from evaluator.randomness.windows import (block_sizes, block_sums, cross, far_lags, padded_spectrum, window_lags,
+                                          window_positions)
 
 
 def _mask_pair_failure(lags: Sequence[int], sums: torch.Tensor, tests: int, describe: Callable) -> str | None:
@@ -51,7 +52,7 @@ def _mask_pair_failure(lags: Sequence[int], sums: torch.Tensor, tests: int, desc
 def _describe_dependent_positions(what: str, number: int, k: int, c: int, e: float, m: int, tail: float,
                                   limit: float, more: bool) -> str:
     return (f"{what}, call {number}: the dropout mask is not independent across positions: elements {k} apart "
-            f"are both dropped {c} times in {m} pairs where independent draws give {_fmt(e)} (Fisher's exact "
+            f"are both dropped {c} times in {m} pairs where independent draws give {fmt_number(e)} (Fisher's exact "
             f"test: tail probability {tail:.2g}, limit {limit:.2g}); "
             + ("the mask repeats itself at that distance (a periodic pattern, rows or blocks that reuse one "
                "stream, or one random number shared by several elements)" if more else "the mask avoids "
@@ -64,7 +65,7 @@ def _describe_related_calls(what: str, i: int, j: int, k: int, c: int, e: float,
                             limit: float, more: bool) -> str:
     return (f"{what}: the masks of calls {i + 1} and {j + 1} are related"
             + (" at the same positions" if k == 0 else f" (call {j + 1}'s shifted by {k} elements)")
-            + f": {c} of {m} pairs dropped by both where independent draws give {_fmt(e)} (Fisher's exact "
+            + f": {c} of {m} pairs dropped by both where independent draws give {fmt_number(e)} (Fisher's exact "
             f"test: tail probability {tail:.2g}, limit {limit:.2g}); draw a fresh seed on every call "
             "instead of moving or transforming the previous call's mask")
 
@@ -75,28 +76,28 @@ class _InformativeWindows:
 
     def __init__(self, w: torch.Tensor):
         self.w = w
-        self.index = _windows(w.numel(), w.device)
+        self.index = window_positions(w.numel(), w.device)
         self.spectrum = self.spectrum_of(w)
-        self.pairs = _cross(self.spectrum, self.spectrum)  # informative pairs at each shift
+        self.pairs = cross(self.spectrum, self.spectrum)  # informative pairs at each shift
 
     @property
     def width(self) -> int:
         return self.index.shape[1]
 
     def spectrum_of(self, u: torch.Tensor) -> torch.Tensor:
-        return _spectrum(u[self.index].to(torch.float64))
+        return padded_spectrum(u[self.index].to(torch.float64))
 
     def pair_sums(self, fa: torch.Tensor, fb: torch.Tensor) -> torch.Tensor:
-        """Per shift k (indexed as `_cross`), the four counts of `_mask_pair_failure` for the pairs
+        """Per shift k (indexed as `cross`), the four counts of `_mask_pair_failure` for the pairs
         (a[i], b[i + k]) of the masks whose spectra are `fa` and `fb`."""
-        return torch.stack([_cross(fa, fb), _cross(fa, self.spectrum), _cross(self.spectrum, fb), self.pairs], 1)
+        return torch.stack([cross(fa, fb), cross(fa, self.spectrum), cross(self.spectrum, fb), self.pairs], 1)
 
     def far_pair_sums(self, u: torch.Tensor, far: Sequence[int]) -> list[torch.Tensor]:
         """The same four counts at each far lag, over up to PAIR_SAMPLE sampled pairs (u[i], u[i + lag])."""
         w, n = self.w, self.w.numel()
         rows = []
         for lag in far:
-            starts = _spread(PAIR_SAMPLE, n - lag, w.device)
+            starts = spread_indices(PAIR_SAMPLE, n - lag, w.device)
             a, b, wa, wb = u[starts], u[starts + lag], w[starts], w[starts + lag]
             rows.append(torch.stack([(a * b).sum(), (a * wb).sum(), (wa * b).sum(), (wa * wb).sum()]).double()[None])
         return rows
@@ -106,7 +107,7 @@ def _mask_position_failures(u: torch.Tensor, fu: torch.Tensor, windows: _Informa
                             what: str, number: int) -> list[str]:
     """Pairs of positions of one call's mask at every lag below WINDOW // 2 and at the far lags, and
     its dropped counts per block."""
-    lags = _window_lags(windows.width, both_signs=False)
+    lags = window_lags(windows.width, both_signs=False)
     far = far_lags(u.numel(), shape, start=windows.width // 2 + 1)
     sums = torch.cat([windows.pair_sums(fu, fu)[1:len(lags) + 1], *windows.far_pair_sums(u, far)])
     found = _mask_pair_failure(lags + far, sums, len(lags) + len(far),
@@ -117,7 +118,7 @@ def _mask_position_failures(u: torch.Tensor, fu: torch.Tensor, windows: _Informa
 
 def _related_calls_failures(spectra: Sequence[torch.Tensor], windows: _InformativeWindows, what: str) -> list[str]:
     """Pairs of positions of every two calls' masks at every shift below WINDOW // 2, either way."""
-    shifts = _window_lags(windows.width, both_signs=True)
+    shifts = window_lags(windows.width, both_signs=True)
     pick = torch.tensor([k % windows.pairs.numel() for k in shifts], dtype=torch.int64, device=windows.w.device)
     failures = []
     for i, j in itertools.combinations(range(len(spectra)), 2):
@@ -155,7 +156,7 @@ def _dropped_count_spread(u: torch.Tensor, w: torch.Tensor, size: int, rate: tor
                           pq: torch.Tensor) -> list[torch.Tensor]:
     """Over the blocks of `size` elements that hold informative positions: the scaled chi-square of
     their dropped counts against Binomial(I_j, rate), its mean and its variance (device scalars)."""
-    d, i = _block_sums(u, size).double(), _block_sums(w, size).double()
+    d, i = block_sums(u, size).double(), block_sums(w, size).double()
     live = i > 0
     ii = i.clamp_min(1)
     t = torch.where(live, (d - ii * rate).square() / (ii * pq), torch.zeros_like(d)).sum()
@@ -167,7 +168,7 @@ def _dropped_count_spread(u: torch.Tensor, w: torch.Tensor, size: int, rate: tor
 def _mask_block_check(u: torch.Tensor, w: torch.Tensor, shape: Sequence[int]) -> list[str]:
     """Dropped counts per block of consecutive elements: D_j of I_j informative positions, against
     Binomial(I_j, p) for the common rate p (a scaled chi-square, both tails)."""
-    sizes = _block_sizes(u.numel(), shape, min_blocks=16)
+    sizes = block_sizes(u.numel(), shape, min_blocks=16)
     if not sizes:
         return []
     rate = u.sum(dtype=torch.float64) / w.sum(dtype=torch.float64)
@@ -178,12 +179,12 @@ def _mask_block_check(u: torch.Tensor, w: torch.Tensor, shape: Sequence[int]) ->
         if mean < 15 or var <= 0:
             continue
         scale, dof = var / (2 * mean), 2 * mean * mean / var  # Satterthwaite: scale * chi2(dof) with that mean and variance
-        lower, upper = _chi2_limits(round(dof, 3), len(sizes), round(scale, 6))
+        lower, upper = chi2_limits(round(dof, 3), len(sizes), round(scale, 6))
         if t < lower or t > upper:
             how = ("too regular (a periodic pattern, not independent draws)" if t < lower else
                    "too unevenly (elements dropped together in clumps or whole rows)")
-            return [f"the number of dropped elements per block of {size} varies {how}: statistic {_fmt(t)}, "
-                    f"allowed {_fmt(lower)} to {_fmt(upper)} for {int(mean) + 1} blocks"]
+            return [f"the number of dropped elements per block of {size} varies {how}: statistic {fmt_number(t)}, "
+                    f"allowed {fmt_number(lower)} to {fmt_number(upper)} for {int(mean) + 1} blocks"]
     return []
 
 

@@ -27,11 +27,11 @@ from typing import Sequence
 import torch
 
 from evaluator.contracts import host_scalars
-from evaluator.randomness.limits import MIN_SAMPLES, _chi2_limits, _fmt, _normal_limit
-from evaluator.randomness.sampling import _raw_bits, flat_values
-from evaluator.randomness.shared_values import _splits, shared_values
-from evaluator.randomness.windows import (_block_sizes, _block_sums, _correlate, _pair_starts, _window_lags, _windows,
-                                          far_lags)
+from evaluator.randomness.limits import MIN_SAMPLES, chi2_limits, fmt_number, normal_limit
+from evaluator.randomness.sampling import flat_values, raw_bits
+from evaluator.randomness.shared_values import shared_values, two_way_splits
+from evaluator.randomness.windows import (block_sizes, block_sums, correlate, far_lags, pair_starts, window_lags,
+                                          window_positions)
 
 
 def _serial_correlation(x: torch.Tensor, what: str) -> list[str]:
@@ -39,36 +39,36 @@ def _serial_correlation(x: torch.Tensor, what: str) -> list[str]:
     n = x.numel()
     if n < 2 * MIN_SAMPLES:
         return []
-    v = x[_windows(n, x.device)]
+    v = x[window_positions(n, x.device)]
     a = v - v.mean()
-    r = _correlate(a, a)
-    lags = _window_lags(v.shape[1], both_signs=False)
+    r = correlate(a, a)
+    lags = window_lags(v.shape[1], both_signs=False)
     pairs = torch.tensor([v.shape[0] * (v.shape[1] - k) for k in lags], dtype=torch.float64, device=x.device)
     z = r[1:len(lags) + 1] / (a.square().mean() * pairs.sqrt()).clamp_min(1e-300)
     worst = z.abs().argmax()
     score, index = host_scalars(z[worst], worst)
-    limit = _normal_limit(len(lags))
+    limit = normal_limit(len(lags))
     if abs(score) <= limit:
         return []
     lag = lags[int(index)]
     count = v.shape[0] * (v.shape[1] - lag)
-    return [f"{what} {lag} elements apart are correlated (correlation {_fmt(score / math.sqrt(count))} over {count} "
-            f"pairs, {_fmt(abs(score))} standard errors where independent draws stay within {_fmt(limit)}): "
+    return [f"{what} {lag} elements apart are correlated (correlation {fmt_number(score / math.sqrt(count))} over {count} "
+            f"pairs, {fmt_number(abs(score))} standard errors where independent draws stay within {fmt_number(limit)}): "
             f"x[i + {lag}] depends on x[i] (values mirrored as 1 - u, shifted, or reused from a neighbouring "
             "block); draw every element from its own counter of a seeded generator (tl.rand(seed, offsets) with "
             "distinct offsets)"]
 
 
-def _cells(x: torch.Tensor, low: float, high: float, bins: int) -> torch.Tensor:
+def cells(x: torch.Tensor, low: float, high: float, bins: int) -> torch.Tensor:
     """Which of `bins` equal-width bins of [low, high) each value falls in."""
     return ((x - low) * (bins / (high - low))).floor().clamp(0, bins - 1).to(torch.int64)
 
 
-def _joint_bins(pairs: int) -> int:
+def joint_bins(pairs: int) -> int:
     return 16 if pairs >= 16 * 256 else 8 if pairs >= 8 * 64 else 4 if pairs >= 8 * 16 else 0
 
 
-def _contingency_chi2(first: torch.Tensor, second: torch.Tensor, bins: int,
+def contingency_chi2(first: torch.Tensor, second: torch.Tensor, bins: int,
                       pairs: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """Chi-square statistic of independence of the `pairs` bin pairs (first[i], second[i]), with the
     numbers of rows and of columns of the joint histogram that hold any pair (device scalars)."""
@@ -85,15 +85,15 @@ def serial_independence(x: torch.Tensor, low: float, high: float, lags: Sequence
     lag of `lags`, on up to PAIR_SAMPLE pairs sharing no element."""
     n = x.numel()
     tested, stats_ = [], []
-    finest = _cells(x, low, high, 16)
+    finest = cells(x, low, high, 16)
     for lag in lags:
-        starts = _pair_starts(n, lag, x.device)
-        bins = _joint_bins(starts.numel())
+        starts = pair_starts(n, lag, x.device)
+        bins = joint_bins(starts.numel())
         if not bins:
             continue
         first, second = (finest[i] // (16 // bins) for i in (starts, starts + lag))
         tested.append((lag, starts.numel()))
-        stats_ += _contingency_chi2(first, second, bins, starts.numel())
+        stats_ += contingency_chi2(first, second, bins, starts.numel())
     if not tested:
         return []
     values = host_scalars(*stats_)
@@ -102,12 +102,12 @@ def serial_independence(x: torch.Tensor, low: float, high: float, lags: Sequence
         dof = int((r - 1) * (c - 1))
         if dof < 1:
             continue
-        limit = _chi2_limits(dof, len(tested))[1]
+        limit = chi2_limits(dof, len(tested))[1]
         if chi2 > limit:
             failures.append(
                 f"{what} {lag} elements apart are not independent: the joint histogram of (x[i], x[i+{lag}]) "
-                f"over {pairs} pairs departs from independence (chi-square {_fmt(chi2)} on {dof} degrees of "
-                f"freedom, allowed {_fmt(limit)}); part of the output is a function of another part (1 - x, "
+                f"over {pairs} pairs departs from independence (chi-square {fmt_number(chi2)} on {dof} degrees of "
+                f"freedom, allowed {fmt_number(limit)}); part of the output is a function of another part (1 - x, "
                 "x + c modulo 1, a copy, or the same counters in several programs): give every element its own "
                 "counter of a generator seeded afresh on each call")
             if len(failures) >= 2:
@@ -119,21 +119,21 @@ def block_sums_check(x: torch.Tensor, shape: Sequence[int]) -> list[str]:
     """The sums of blocks of consecutive elements must spread as independent draws make them:
     sum (S_j - B m)^2 / (B s^2) ~ chi-square with (blocks - 1) degrees of freedom, two-sided."""
     n = x.numel()
-    sizes = _block_sizes(n, shape, min_blocks=8)
+    sizes = block_sizes(n, shape, min_blocks=8)
     if not sizes:
         return []
     mean, var = x.mean(), x.var(unbiased=False)
-    values = host_scalars(*((_block_sums(x, size) - size * mean).square().sum() / (size * var).clamp_min(1e-300)
+    values = host_scalars(*((block_sums(x, size) - size * mean).square().sum() / (size * var).clamp_min(1e-300)
                             for size in sizes))
     for size, t in zip(sizes, values):
         blocks = n // size
-        lower, upper = _chi2_limits(blocks - 1, len(sizes))
+        lower, upper = chi2_limits(blocks - 1, len(sizes))
         if t < lower or t > upper:
             how = ("too little: values are paired or stratified within blocks (u with 1 - u, one value per "
                    "sub-range) instead of independent" if t < lower else
                    "too much: blocks come from different distributions or reuse each other's numbers")
             return [f"the sums of blocks of {size} consecutive elements vary {how} (chi-square "
-                    f"{_fmt(t)} on {blocks - 1} degrees of freedom, allowed {_fmt(lower)} to {_fmt(upper)})"]
+                    f"{fmt_number(t)} on {blocks - 1} degrees of freedom, allowed {fmt_number(lower)} to {fmt_number(upper)})"]
     return []
 
 
@@ -148,6 +148,6 @@ def independence_checks(t: torch.Tensor, low: float, high: float, what: str = "v
     failures = _serial_correlation(x, what)
     if not failures:
         failures += serial_independence(x, low, high, far_lags(n, t.shape), what)
-    failures += shared_values([(_raw_bits(t), x)], low, high, _splits(n, t.shape))
+    failures += shared_values([(raw_bits(t), x)], low, high, two_way_splits(n, t.shape))
     failures += block_sums_check(x, t.shape)
     return failures

@@ -28,7 +28,7 @@ SHARED_SAMPLE = 1 << 20       # values in the value window the shared-values tes
 BLOCKS = (64, 256, 1024, 4096, 16384, 65536)  # block lengths of the block-sum tests and the block splits
 
 
-def _fmt(x: float) -> str:
+def fmt_number(x: float) -> str:
     return f"{x:.4g}"
 
 
@@ -43,13 +43,13 @@ def family_tail(tests: int) -> float:
 
 
 @functools.lru_cache(maxsize=256)
-def _normal_limit(tests: int) -> float:
+def normal_limit(tests: int) -> float:
     """Two-sided limit for the largest of `tests` standard normal scores, family-wise INDEPENDENCE_P."""
     return float(stats.norm.isf(family_tail(tests)))
 
 
 @functools.lru_cache(maxsize=1024)
-def _chi2_limits(dof: float, tests: int, scale: float = 1.0) -> tuple[float, float]:
+def chi2_limits(dof: float, tests: int, scale: float = 1.0) -> tuple[float, float]:
     """Lower and upper limits of scale * chi2(dof), two-sided, family-wise INDEPENDENCE_P over `tests`."""
     tail = family_tail(tests)
     return scale * float(stats.chi2.ppf(tail, dof)), scale * float(stats.chi2.isf(tail, dof))

@@ -8,9 +8,9 @@ from typing import Sequence
 import torch
 
 from evaluator.contracts import host_scalars
-from evaluator.randomness.limits import LAGS, MIN_SAMPLES, SLACK_COUNT, SUBSAMPLE, _fmt, allowed_count
-from evaluator.randomness.sampling import (_bits, _raw_bits, _spread, collision_probability, flat_values, row_strides,
-                                           subsample)
+from evaluator.randomness.limits import LAGS, MIN_SAMPLES, SLACK_COUNT, SUBSAMPLE, allowed_count, fmt_number
+from evaluator.randomness.sampling import (bit_patterns, collision_probability, flat_values, raw_bits, row_strides,
+                                           spread_indices, subsample)
 
 REPEAT_CHANCE = 1e-3  # chance that independent draws repeat even one sampled window
 MAX_WINDOW = 64       # longer windows are not hashed: the stream takes too few values to test this way
@@ -29,7 +29,7 @@ def repetition_checks(t: torch.Tensor, collision: float | None = None, lags: Seq
         return []
     if collision is None:
         collision = collision_probability(subsample(flat_values(t)))
-    x = _raw_bits(t)
+    x = raw_bits(t)
     lags = sorted(d for d in {*lags, *row_strides(t.shape)} if 0 < d < n)
     counts = host_scalars(*(torch.count_nonzero(x[lag:] == x[:-lag]) for lag in lags))
     failures = []
@@ -38,7 +38,7 @@ def repetition_checks(t: torch.Tensor, collision: float | None = None, lags: Seq
         if equal > allowed_count(pairs, collision):
             failures.append(
                 f"values repeat at a distance of {lag} elements: x[i] == x[i+{lag}] for {equal} of {pairs} "
-                f"positions (independent draws give about {_fmt(collision * pairs)}); blocks or rows reuse the "
+                f"positions (independent draws give about {fmt_number(collision * pairs)}); blocks or rows reuse the "
                 "same random stream (give every program a distinct seed or distinct offsets)")
             if len(failures) >= 3:
                 break
@@ -78,7 +78,7 @@ def repeated_windows_check(t: torch.Tensor, collision: float | None = None, limi
     about REPEAT_CHANCE). Catches copies of one block into others whatever the block size (programs
     seeded identically), unwritten stretches, and short periods, where the fixed-distance test cannot.
     """
-    bits = _bits(t)
+    bits = bit_patterns(t)
     n = bits.numel()
     if n < MIN_SAMPLES:
         return []
@@ -87,7 +87,7 @@ def repeated_windows_check(t: torch.Tensor, collision: float | None = None, limi
     k = _window_length(collision, min(limit, n))
     if k is None or n < 2 * k:
         return []
-    starts = _spread(min(limit, n), n - k + 1, bits.device)
+    starts = spread_indices(min(limit, n), n - k + 1, bits.device)
     first, second = _repeated_windows(bits, starts, k)
     count = first.numel()
     if count <= SLACK_COUNT:

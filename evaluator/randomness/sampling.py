@@ -14,7 +14,7 @@ def flat_values(t: torch.Tensor) -> torch.Tensor:
     return t.detach().reshape(-1).to(torch.float64)
 
 
-def _spread(count: int, n: int, device: torch.device) -> torch.Tensor:
+def spread_indices(count: int, n: int, device: torch.device) -> torch.Tensor:
     """`count` indices into range(n), all of them when count >= n, else spread by the hash stride."""
     if count >= n:
         return torch.arange(n, dtype=torch.int64, device=device)
@@ -29,7 +29,7 @@ def subsample(x: torch.Tensor, limit: int = SUBSAMPLE) -> torch.Tensor:
     n = x.numel()
     if n <= limit:
         return x
-    return x[_spread(limit, n, x.device)]
+    return x[spread_indices(limit, n, x.device)]
 
 
 def value_counts(sample: torch.Tensor) -> tuple[int, float]:
@@ -50,7 +50,7 @@ def collision_probability(sample: torch.Tensor) -> float:
     return value_counts(sample)[1]
 
 
-def _raw_bits(t: torch.Tensor) -> torch.Tensor:
+def raw_bits(t: torch.Tensor) -> torch.Tensor:
     """The elements of `t`, flat, as integers of the same width (equal bit patterns compare equal)."""
     x = t.detach().reshape(-1)
     if x.is_floating_point():
@@ -58,9 +58,9 @@ def _raw_bits(t: torch.Tensor) -> torch.Tensor:
     return x
 
 
-def _bits(t: torch.Tensor) -> torch.Tensor:
+def bit_patterns(t: torch.Tensor) -> torch.Tensor:
     """The elements of `t` as flat int64 bit patterns."""
-    return _raw_bits(t).to(torch.int64)
+    return raw_bits(t).to(torch.int64)
 
 
 def row_strides(shape: Sequence[int]) -> list[int]:

@@ -8,13 +8,13 @@ from typing import Sequence
 import torch
 
 from evaluator.contracts import host_scalars
-from evaluator.randomness.limits import BLOCKS, MIN_SAMPLES, SHARED_SAMPLE, _fmt, _normal_limit
+from evaluator.randomness.limits import BLOCKS, MIN_SAMPLES, SHARED_SAMPLE, fmt_number, normal_limit
 from evaluator.randomness.sampling import row_strides
 
 Sides = tuple[torch.Tensor, torch.Tensor]  # per distinct value (or bit pattern), its count on either side of a split
 
 
-def _splits(n: int, shape: Sequence[int]) -> list[tuple[str, int]]:
+def two_way_splits(n: int, shape: Sequence[int]) -> list[tuple[str, int]]:
     """Ways to cut range(n) in two: ("the two halves", 0), then alternate blocks of B (B > 0)."""
     splits = [("the first and second halves of the output", 0)] if n >= 2 * MIN_SAMPLES else []
     for size in sorted({*BLOCKS, *row_strides(shape)}):
@@ -135,8 +135,8 @@ def shared_values(parts: Sequence[tuple[torch.Tensor, torch.Tensor]], low: float
     if sides is None:
         return []
     values = host_scalars(*(scalar for a, b in sides for scalar in _sharing_statistics(a, b)))
-    limit = _normal_limit(len(splits))
-    sampled = "" if top >= high else f" (those below {_fmt(top)})"
+    limit = normal_limit(len(splits))
+    sampled = "" if top >= high else f" (those below {fmt_number(top)})"
     failures = []
     for i, (name, _) in enumerate(splits):
         d, mean, var, both, distinct, m = values[6 * i:6 * i + 6]
@@ -146,8 +146,8 @@ def shared_values(parts: Sequence[tuple[torch.Tensor, torch.Tensor]], low: float
         if z > limit:
             failures.append(
                 f"{name} share their values: of {int(distinct)} distinct values{sampled}, {int(both)} occur "
-                f"on both sides, spread between them {_fmt(z)} standard deviations more evenly than independent "
-                f"draws allow (limit {_fmt(limit)}); one side is a permutation or copy of the other (the same seed "
+                f"on both sides, spread between them {fmt_number(z)} standard deviations more evenly than independent "
+                f"draws allow (limit {fmt_number(limit)}); one side is a permutation or copy of the other (the same seed "
                 "and counters read again in another order): every element needs fresh random bits")
             if len(failures) >= 2:
                 break

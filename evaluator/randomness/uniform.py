@@ -9,7 +9,7 @@ import torch
 from evaluator.contracts import dtype_name, host_scalars
 from evaluator.randomness.distribution import distinct_fraction_check, ks_uniform, moment_checks, spacing_below
 from evaluator.randomness.independence import independence_checks
-from evaluator.randomness.limits import _fmt
+from evaluator.randomness.limits import fmt_number
 from evaluator.randomness.repetition import repeated_windows_check, repetition_checks
 from evaluator.randomness.sampling import flat_values, subsample, value_counts
 
@@ -34,8 +34,8 @@ def _range_failures(x: torch.Tensor, low: float, high: float) -> list[str]:
     if bad:
         return [f"{bad} of {n} elements are NaN or Inf (unwritten output elements?)"]
     if below or at_or_above:
-        return [f"{below + at_or_above} of {n} values lie outside [{_fmt(low)}, {_fmt(high)}) "
-                f"(min {_fmt(float(x.min()))}, max {_fmt(float(x.max()))}; the upper bound is exclusive, "
+        return [f"{below + at_or_above} of {n} values lie outside [{fmt_number(low)}, {fmt_number(high)}) "
+                f"(min {fmt_number(float(x.min()))}, max {fmt_number(float(x.max()))}; the upper bound is exclusive, "
                 "so values that round up to it in a narrow dtype must be kept below it)"]
     return []
 

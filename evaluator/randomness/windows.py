@@ -7,10 +7,10 @@ from typing import Sequence
 import torch
 
 from evaluator.randomness.limits import BLOCKS, PAIR_SAMPLE, WINDOW, WINDOW_SAMPLE
-from evaluator.randomness.sampling import _spread, row_strides
+from evaluator.randomness.sampling import row_strides, spread_indices
 
 
-def _windows(n: int, device: torch.device) -> torch.Tensor:
+def window_positions(n: int, device: torch.device) -> torch.Tensor:
     """Positions (windows, width) of windows of consecutive elements spread evenly over range(n)."""
     width = min(WINDOW, n)
     count = max(1, min(WINDOW_SAMPLE // width, n // width))
@@ -18,23 +18,23 @@ def _windows(n: int, device: torch.device) -> torch.Tensor:
     return starts[:, None] + torch.arange(width, dtype=torch.int64, device=device)
 
 
-def _spectrum(a: torch.Tensor) -> torch.Tensor:
+def padded_spectrum(a: torch.Tensor) -> torch.Tensor:
     """Real FFT of each row, zero-padded so that correlations below the row length do not wrap."""
     return torch.fft.rfft(a, n=1 << (2 * a.shape[-1] - 1).bit_length())
 
 
-def _cross(fa: torch.Tensor, fb: torch.Tensor) -> torch.Tensor:
-    """From two `_spectrum`s of rows of length w: the sum over rows and i of a[i] * b[i + k], at index
+def cross(fa: torch.Tensor, fb: torch.Tensor) -> torch.Tensor:
+    """From two `padded_spectrum`s of rows of length w: the sum over rows and i of a[i] * b[i + k], at index
     k for lags 0 <= k < w and at index -k (from the end) for negative lags."""
     return torch.fft.irfft(fa.conj() * fb, n=2 * (fa.shape[-1] - 1)).sum(0)
 
 
-def _correlate(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
-    """`_cross` of two sets of rows."""
-    return _cross(_spectrum(a), _spectrum(b))
+def correlate(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """`cross` of two sets of rows."""
+    return cross(padded_spectrum(a), padded_spectrum(b))
 
 
-def _window_lags(width: int, both_signs: bool) -> list[int]:
+def window_lags(width: int, both_signs: bool) -> list[int]:
     top = width // 2
     return list(range(-top, top + 1)) if both_signs else list(range(1, top + 1))
 
@@ -55,16 +55,16 @@ def far_lags(n: int, shape: Sequence[int], start: int = 1) -> list[int]:
     return sorted(k for k in lags if 0 < k < n and k >= start)
 
 
-def _pair_starts(n: int, lag: int, device: torch.device) -> torch.Tensor:
+def pair_starts(n: int, lag: int, device: torch.device) -> torch.Tensor:
     """Up to PAIR_SAMPLE starts i of pairs (i, i + lag) that share no element: i in the even blocks
     of `lag` positions."""
     full = n // (2 * lag)
     count = full * lag + max(0, min(lag, n - 2 * lag * full - lag))
-    j = _spread(PAIR_SAMPLE, count, device)
+    j = spread_indices(PAIR_SAMPLE, count, device)
     return (j // lag) * (2 * lag) + j % lag
 
 
-def _block_sizes(n: int, shape: Sequence[int], min_blocks: int) -> list[int]:
+def block_sizes(n: int, shape: Sequence[int], min_blocks: int) -> list[int]:
     """The block lengths of BLOCKS and the row length (when at least 16) that cut `n` elements into
     at least `min_blocks` blocks."""
     sizes = set(BLOCKS)
@@ -73,6 +73,6 @@ def _block_sizes(n: int, shape: Sequence[int], min_blocks: int) -> list[int]:
     return sorted(b for b in sizes if n // b >= min_blocks)
 
 
-def _block_sums(x: torch.Tensor, size: int) -> torch.Tensor:
+def block_sums(x: torch.Tensor, size: int) -> torch.Tensor:
     count = x.numel() // size
     return x[:count * size].reshape(count, size).sum(1)

@@ -5,7 +5,7 @@ import math
 import torch
 
 from evaluator.contracts import Statistical
-from evaluator.randomness import LAGS, SIGMAS, SLACK_COUNT, _fmt, far_lags, ks_uniform
+from evaluator.randomness import LAGS, SIGMAS, SLACK_COUNT, fmt_number, far_lags, ks_uniform
 from evaluator.task import Allowance, Cost, Inputs, Task, element_bytes, generator, pick, uniform
 
 # (input shape, other shape, total_count shape, probability shape, logits instead of probs) per
@@ -88,7 +88,7 @@ def _lag_correlations(resid, shape):
             continue
         corr = float((a * b).sum()) / denom
         if abs(corr) * math.sqrt(n - lag) > SIGMAS:
-            failures.append(f"samples {lag} elements apart are correlated (correlation {_fmt(corr)} over {n - lag} "
+            failures.append(f"samples {lag} elements apart are correlated (correlation {fmt_number(corr)} over {n - lag} "
                             "pairs, independent draws give about 0): blocks, rows or halves reuse the same random "
                             "stream (or mirror it, total_count - k)")
             break
@@ -110,13 +110,13 @@ def _call_correlation(residuals, live):
                 continue
             corr = float((a * b).sum()) / denom
             if abs(corr) * math.sqrt(count) > SIGMAS:
-                failures.append(f"calls {i + 1} and {j + 1} drew correlated counts (correlation {_fmt(corr)} over "
+                failures.append(f"calls {i + 1} and {j + 1} drew correlated counts (correlation {fmt_number(corr)} over "
                                 f"{count} elements, independent draws give about 0): seed every call afresh instead "
                                 "of transforming the previous call's draws")
     return failures
 
 
-def _spread(n, count, device):
+def spread_indices(n, count, device):
     """`count` indices spread evenly over range(n), in integers (a float32 linspace rounds past n - 1)."""
     return torch.arange(count, dtype=torch.int64, device=device) * (n - 1) // (count - 1)
 
@@ -154,7 +154,7 @@ def check(inputs, runs):
         if total_var > 0:
             z = float(resid.sum()) / math.sqrt(total_var)
             if abs(z) > SIGMAS:
-                failures.append(f"call {number}: the counts are biased: their sum is {_fmt(z)} standard deviations "
+                failures.append(f"call {number}: the counts are biased: their sum is {fmt_number(z)} standard deviations "
                                 "from total_count * p (a Binomial(total_count, p) draw per element)")
             standardized = torch.where(live, resid / var.clamp_min(1e-300).sqrt(), torch.zeros_like(p)).reshape(-1)
             failures += [f"call {number}: {f}" for f in _lag_correlations(standardized, shape)]
@@ -162,7 +162,7 @@ def check(inputs, runs):
         # randomized probability integral transform: U(0, 1) exactly when k ~ Binomial(n, p)
         index = torch.nonzero(live.reshape(-1)).reshape(-1)
         if index.numel() > (1 << 20):
-            index = index[_spread(index.numel(), 1 << 20, device)]
+            index = index[spread_indices(index.numel(), 1 << 20, device)]
         if index.numel() >= 32:
             kk, nn, pp = (t.reshape(-1)[index].cpu().numpy() for t in (k, n, p))
             jitter = torch.rand(index.numel(), generator=torch.Generator().manual_seed(PIT_SEED), dtype=torch.float64)
@@ -175,7 +175,7 @@ def check(inputs, runs):
         live = (bits != 0) & (p > 0) & (p < 1) & (n > 0)
         index = torch.nonzero(live.reshape(-1)).reshape(-1)
         if index.numel() > (1 << 20):
-            index = index[_spread(index.numel(), 1 << 20, device)]
+            index = index[spread_indices(index.numel(), 1 << 20, device)]
         if index.numel() >= 32:
             nn, pp = (t.reshape(-1)[index].cpu().numpy() for t in (n, p))
             grid = torch.arange(MAX_COUNT + 1, dtype=torch.float64).numpy()[:, None]

@@ -126,8 +126,8 @@ def test_the_independence_tests_are_calibrated(monkeypatch):
     """At a family-wise level of 5% the families fail correct outputs about that often, not more:
     the statistics follow the distributions the limits assume (the 1e-7 tail itself is extrapolated)."""
     monkeypatch.setattr(limits, "INDEPENDENCE_P", 0.05)
-    limits._normal_limit.cache_clear()
-    limits._chi2_limits.cache_clear()
+    limits.normal_limit.cache_clear()
+    limits.chi2_limits.cache_clear()
     try:
         outputs = failed = 0
         for seed in range(20):
@@ -151,8 +151,8 @@ def test_the_independence_tests_are_calibrated(monkeypatch):
         assert masks_failed <= 0.25 * masks + 3, (masks_failed, masks)
     finally:
         monkeypatch.undo()
-        limits._normal_limit.cache_clear()
-        limits._chi2_limits.cache_clear()
+        limits.normal_limit.cache_clear()
+        limits.chi2_limits.cache_clear()
 
 
 def antithetic_halves(n, dtype, gen):
