@@ -25,10 +25,10 @@ Timed = tuple[TimingStats, str, list[float]]  # statistics, how timed ("events" 
 
 def time_candidate(ev: Evaluation, result: EvalResult) -> None:
     task = ev.task
-    sets = [ev.scorer.references.get(task, case) for case in timing_cases(task)]
     # per timing set, a kept copy of the output that passed on its inputs, or None
     earlier = [ev.passed_outputs.get(ev.feed.cases.index(case)) for case in timing_cases(task)]
     with phase(result, "timing"):
+        sets = [ev.scorer.references.get(task, case) for case in timing_cases(task)]
         event_log.case_event(task.id, "timing_asked")
         candidate, method, probe_ms = time_with_second_look(
             lambda probe_sets: timed_once(ev, sets, earlier, probe_sets), ev.probing.result(),
