@@ -39,11 +39,16 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=20)
     parser.add_argument("--json")
     args = parser.parse_args()
-    from evaluator.fork_server import ForkServer
+    from evaluator import protocol, sandbox
     from evaluator.sandbox import ChildGone, Limits, Sandbox
+    try:  # this checkout, or one from before the fork server's handle and the job had modules and types
+        from evaluator.fork_server import ForkServer
+    except ImportError:
+        ForkServer = sandbox.ForkServer
 
-    job = {"task": "Activation/gelu", "entry": "gelu", "device": args.device, "mutates": [], "allowed_aten": [],
-           "lock_dir": None, "gpu_memory_fraction": None, "model_init": None}
+    fields = {"task": "Activation/gelu", "entry": "gelu", "device": args.device}
+    job = protocol.Job(**fields) if hasattr(protocol, "Job") else {
+        **fields, "mutates": [], "allowed_aten": [], "lock_dir": None, "gpu_memory_fraction": None, "model_init": None}
     stubs = Path(tempfile.mkdtemp(prefix="sandbox-start-stubs-"))
     try:  # a checkout whose fork server builds Triton's driver helper once for confined processes
         server = ForkServer(interpret=args.device == "cpu", triton_stubs=stubs)

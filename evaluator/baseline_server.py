@@ -55,7 +55,7 @@ class BaselineServer:
 
     def __init__(self, server: ForkServer, device: str, lock_dir: Path | None, batch_bytes: int = BATCH_BYTES):
         self._server, self._batch_bytes = server, batch_bytes
-        self._job = {"task": "baselines", "device": device, "lock_dir": str(lock_dir) if lock_dir else None}
+        self._job = protocol.Job(task="baselines", device=device, lock_dir=str(lock_dir) if lock_dir else None)
         self._queue: queue.Queue[Measurement] = queue.Queue()
         self._closed = threading.Event()
         self._thread = threading.Thread(target=self._serve, name="baseline server", daemon=True)

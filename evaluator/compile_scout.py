@@ -15,7 +15,6 @@ crashes only leaves the compiling to the candidate.
 
 from __future__ import annotations
 
-import json
 import os
 import threading
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -180,11 +179,11 @@ def scout_call(entry: Callable, inputs_file: str) -> None:
 def serve(scratch: Path) -> None:
     os.environ["CUDA_VISIBLE_DEVICES"] = ""  # before anything initializes CUDA: the GPU is not the scout's
     _yield_cpu()
-    job = json.loads((scratch / "job.json").read_text())
+    job = protocol.read_job(scratch / "job.json")
     channel = Channel(scratch / "ctl.sock")
-    board = CompileBoard(job["compile_board"]) if job.get("compile_board") else None
+    board = CompileBoard(job.compile_board) if job.compile_board else None
     scout = Scout(compile_threads(), board)
-    target = job.get("triton_target")
+    target = job.triton_target
     try:
         entry = import_candidate(str(scratch / "candidate.py"), job, META)
     except BaseException:  # noqa: BLE001

@@ -13,6 +13,7 @@ kernel, the access, the source line and where the address fell, becomes the reas
 
 from __future__ import annotations
 
+import dataclasses
 import glob
 import os
 import queue
@@ -163,9 +164,11 @@ class MemcheckRun:
 
     POLL_SECONDS = 0.05
 
-    def __init__(self, server: ForkServer, job: dict, source: str, limits: Limits, reach: Reach, sanitizer: str):
+    def __init__(self, server: ForkServer, job: protocol.Job, source: str, limits: Limits, reach: Reach,
+                 sanitizer: str):
         self.server, self.source = server, source
-        self.box = Sandbox(server, "memcheck", {**job, "sanitizer": sanitizer}, {"candidate.py": source}, limits, reach)
+        job = dataclasses.replace(job, sanitizer=sanitizer)
+        self.box = Sandbox(server, "memcheck", job, {"candidate.py": source}, limits, reach)
         self.described: dict[int, str] = {}
         self.exit_seconds = 0.0  # waiting for Compute Sanitizer to exit once the cases were done
         self._commands: queue.SimpleQueue = queue.SimpleQueue()

@@ -13,10 +13,12 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import json
 import math
 import types
 import typing
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, ClassVar
 
 from evaluator.plain_data import to_plain
@@ -28,6 +30,33 @@ MAX_ITEMS = 1 << 16  # items of any one list field
 
 class ProtocolError(ValueError):
     pass
+
+
+# evaluator -> a sandboxed process, as job.json in its scratch folder before it starts ---------
+@dataclass(frozen=True)
+class Job:
+    """What a sandboxed process is told of its work; each kind of process reads the fields it needs."""
+    task: str
+    device: str
+    lock_dir: str | None = None
+    entry: str = ""
+    mutates: tuple[int, ...] = ()
+    allowed_aten: tuple[str, ...] = ()
+    denied_aten: tuple[str, ...] = ()
+    check_memory: bool = False
+    gpu_memory_fraction: float | None = None
+    model_init: str | None = None
+    compile_board: str | None = None  # the compile scout's markers (compile_board.py)
+    triton_target: dict | None = None  # what the compile scout compiles for
+    sanitizer: str | None = None  # Compute Sanitizer, for the memcheck process
+
+
+def write_job(job: Job, path: Path) -> None:
+    path.write_text(json.dumps(to_plain(job)))
+
+
+def read_job(path: Path) -> Job:
+    return _record(Job, json.loads(Path(path).read_text()))
 
 
 # child -> evaluator ---------------------------------------------------------------------------
@@ -169,7 +198,6 @@ LOCK_EVENTS = (LockWaiting.EVENT, LockHeld.EVENT)
 def encode(message: Any) -> dict[str, Any]:
     key, name = ("event", message.EVENT) if hasattr(message, "EVENT") else ("op", message.OP)
     return {key: name, **to_plain(message)}
-
 
 
 def parse_event(raw: Any) -> Any:

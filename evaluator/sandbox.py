@@ -159,13 +159,13 @@ class Sandbox:
     candidate code (`reach` given) runs confined (confinement.py); `isolation` is what the evaluator
     measured of it once it connected."""
 
-    def __init__(self, server: ForkServer, kind: str, job: dict[str, Any], files: dict[str, str], limits: Limits,
+    def __init__(self, server: ForkServer, kind: str, job: protocol.Job, files: dict[str, str], limits: Limits,
                  reach: Reach | None = None):
         self.server = server
         self.scratch = Path(tempfile.mkdtemp(prefix="al-", dir=scratch_root()))
         self.limits = limits
         self.kind = kind
-        on_gpu = str(job.get("device", "")).startswith("cuda")
+        on_gpu = job.device.startswith("cuda")
         self.reach = reach or (Reach(gpu=on_gpu) if kind in CONFINED_KINDS else None)
         self.isolation: isolation.Measured | None = None
         self.connected: float | None = None  # when the child connected (monotonic), before any candidate code ran
@@ -173,7 +173,7 @@ class Sandbox:
         self.step_started = self.started
         for name, text in files.items():
             (self.scratch / name).write_text(text, encoding="utf-8")
-        (self.scratch / "job.json").write_text(json.dumps(job))
+        protocol.write_job(job, self.scratch / "job.json")
         self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self.listener.bind(str(self.scratch / "ctl.sock"))
         self.listener.listen(1)
@@ -185,7 +185,7 @@ class Sandbox:
                    "AS_EXTRA": limits.memory_bytes if limits.address_space else None}
         self.pid = server.spawn(kind, self.scratch, rlimits, **(self.reach.request() if self.reach else {}))
         # per-process figures (GPU memory, say) can then be told apart by what the process was for
-        event_log.append("AGENTLOOP_PROCESS_LOG", {"pid": self.pid, "kind": kind, "task": job.get("task"),
+        event_log.append("AGENTLOOP_PROCESS_LOG", {"pid": self.pid, "kind": kind, "task": job.task,
                                                    "spawned": time.time()})
         self.conn: socket.socket | None = None
         self.buffer = b""

@@ -9,7 +9,6 @@ for the GPU to drain.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -42,10 +41,10 @@ class Job:
 
 
 def serve(scratch: Path) -> None:
-    job = json.loads((scratch / "job.json").read_text())
+    job = protocol.read_job(scratch / "job.json")
     channel = Channel(scratch / "ctl.sock")
     channel.report_lock_waits()
-    device = torch.device(job["device"])
+    device = torch.device(job.device)
     torch.cuda.set_device(device)
     torch.empty(1, device=device)  # the CUDA context, before the first batch is asked for
     channel.send(protocol.encode(protocol.BaselineReady()))
@@ -56,7 +55,7 @@ def serve(scratch: Path) -> None:
             return
         if not isinstance(command, protocol.MeasureBaselines):
             return
-        if not measure_batch(channel, list(command.jobs), device, job.get("lock_dir")):
+        if not measure_batch(channel, list(command.jobs), device, job.lock_dir):
             return  # a CUDA fault: this process is unusable, the evaluator starts another
 
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import gc
-import json
 import os
 import time
 from pathlib import Path
@@ -35,17 +34,17 @@ PINNED_MIN_BYTES = 1 << 20  # smaller outputs are copied as they are
 class CandidateProcess:
     def __init__(self, scratch: Path):
         self.scratch = scratch
-        self.job = json.loads((scratch / "job.json").read_text())
+        self.job = protocol.read_job(scratch / "job.json")
         self.channel = Channel(scratch / "ctl.sock")
         self.channel.report_lock_waits()
-        self.device = torch.device(self.job["device"])
+        self.device = torch.device(self.job.device)
         self.candidate_path = str(scratch / "candidate.py")
-        self.recorder = LaunchRecorder(lock_dir=self.job.get("lock_dir"))
-        if self.job.get("compile_board"):
-            self.recorder.wait_for_scout(CompileBoard(self.job["compile_board"]))
-        self.extra_allowed = frozenset(self.job.get("allowed_aten", []))
-        self.denied = frozenset(self.job.get("denied_aten", []))
-        self.mutates = tuple(self.job.get("mutates", []))
+        self.recorder = LaunchRecorder(lock_dir=self.job.lock_dir)
+        if self.job.compile_board:
+            self.recorder.wait_for_scout(CompileBoard(self.job.compile_board))
+        self.extra_allowed = frozenset(self.job.allowed_aten)
+        self.denied = frozenset(self.job.denied_aten)
+        self.mutates = self.job.mutates
         self.entry: Callable | None = None
 
     def fail(self, phase: str, exc: BaseException, verdict: str | None = None, **extra) -> None:
@@ -61,11 +60,11 @@ class CandidateProcess:
         memory_check = ""
         if self.device.type == "cpu":
             interpreted_autotune.one_config()
-            memory_check = access_bounds.install(self.candidate_path) if self.job.get("check_memory") else ""
+            memory_check = access_bounds.install(self.candidate_path) if self.job.check_memory else ""
         try:
             # Creating the GPU context and running the module may launch work: not during a timing.
-            with gpu_lock.shared(self.job.get("lock_dir"), "start"):
-                use_device(self.device, self.job.get("gpu_memory_fraction"))
+            with gpu_lock.shared(self.job.lock_dir, "start"):
+                use_device(self.device, self.job.gpu_memory_fraction)
                 self.entry = import_candidate(self.candidate_path, self.job, self.device)
         except BaseException as exc:  # noqa: BLE001 - any failure of untrusted code is a verdict
             self.fail("import", exc, verdict="COMPILE_FAIL" if not isinstance(exc, SystemExit) else "RUNTIME_FAIL")
@@ -154,12 +153,12 @@ class CandidateProcess:
         sets = [on_device(wire.load(path), self.device) for path in command.sets]
         probes = [on_device(wire.load(path), self.device) for path in command.probes]
         policy = TimingPolicy(**command.policy)
-        with gpu_lock.exclusive(self.job.get("lock_dir"), "timing"):
+        with gpu_lock.exclusive(self.job.lock_dir, "timing"):
             result = time_function(self.entry, sets, self.mutates, self.recorder, self.extra_allowed, policy,
                                    self.device, probes=probes, denied=self.denied)
         kept = result.pop("kept")
         # off the GPU before the next candidate is timed
-        with gpu_lock.shared(self.job.get("lock_dir"), "timed outputs to the host"):
+        with gpu_lock.shared(self.job.lock_dir, "timed outputs to the host"):
             kept = {k: to_host(v) for k, v in kept.items()}
         for k, value in kept.items():
             wire.save({"out": value}, self.scratch / f"timed_set{k}.pt")
@@ -184,10 +183,10 @@ def use_device(device: torch.device, memory_fraction: float | None) -> None:
             torch.cuda.set_per_process_memory_fraction(float(memory_fraction), device)
 
 
-def import_candidate(path: str, job: dict[str, Any], device: torch.device) -> Callable:
+def import_candidate(path: str, job: protocol.Job, device: torch.device) -> Callable:
     """Runs the candidate's module; its entry function."""
     module = candidate_source.load_module(path, CANDIDATE_MODULE)
-    return resolve_entry(module, job["entry"], job.get("model_init"), device)
+    return resolve_entry(module, job.entry, job.model_init, device)
 
 
 def log_gpu_memory(stage: str, device: torch.device) -> None:

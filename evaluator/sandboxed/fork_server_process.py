@@ -125,7 +125,8 @@ def _become_child(request: dict) -> None:
     _apply_limits(request.get("limits", {}))
     if request["kind"] == "memcheck":
         from evaluator import memcheck
-        memcheck.exec_sanitizer(scratch, json.loads(open(os.path.join(scratch, "job.json")).read())["sanitizer"])
+        from evaluator import protocol
+        memcheck.exec_sanitizer(scratch, protocol.read_job(os.path.join(scratch, "job.json")).sanitizer)
     elif request["kind"] == "baseline":
         from evaluator.sandboxed import baseline_process
         baseline_process.main(scratch)

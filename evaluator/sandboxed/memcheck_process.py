@@ -8,7 +8,6 @@ Nothing is judged here: the outputs were judged already, and what counts is what
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from pathlib import Path
@@ -24,12 +23,12 @@ from evaluator.task import clone_inputs, on_device
 
 def main(scratch: str) -> None:
     os.chdir(scratch)
-    job = json.loads(Path("job.json").read_text())
+    job = protocol.read_job(Path("job.json"))
     channel = Channel(Path(scratch) / "ctl.sock")
     channel.report_lock_waits()
-    device = torch.device(job["device"])
+    device = torch.device(job.device)
     path = str(Path(scratch) / "candidate.py")
-    lock_dir = job.get("lock_dir")
+    lock_dir = job.lock_dir
 
     def fail(phase: str, exc: BaseException, case: int | None = None) -> None:
         verdict = classify(exc)[0]

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from evaluator.case_feed import CaseFeed
     from evaluator.evaluate import Evaluator
     from evaluator.memcheck import MemcheckRun
+    from evaluator.protocol import Job
     from evaluator.references import CaseData
     from evaluator.sandbox import Reach, Sandbox
 
@@ -27,7 +28,7 @@ class Evaluation:
     task: Task
     source: str                        # as it runs: the static stage rewrites it
     entry: str = ""
-    job: dict[str, Any] = field(default_factory=dict)  # what the candidate's processes are told
+    job: Job | None = None             # what the candidate's processes are told
     feed: CaseFeed | None = None
     reach: Reach | None = None
     box: Sandbox | None = None         # the process of the first share of cases; timed afterwards

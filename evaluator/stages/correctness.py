@@ -112,7 +112,7 @@ def run_scout(ev: Evaluation, finished: threading.Event, result: EvalResult) -> 
     except Exception:  # noqa: BLE001 - ChildGone, a failed case build: the candidate's process reports its own
         return
     finally:
-        CompileBoard(ev.job["compile_board"]).clear()  # nobody waits for the compiles of a scout that is gone
+        CompileBoard(ev.job.compile_board).clear()  # nobody waits for the compiles of a scout that is gone
 
 
 def _kernels(shares: list[Share]) -> list[KernelInfo]:

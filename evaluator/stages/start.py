@@ -3,14 +3,14 @@ for, and the candidate's sandboxed process (and on a GPU its memcheck process) s
 
 from __future__ import annotations
 
+import dataclasses
 import shutil
 import tempfile
 from pathlib import Path
-from typing import Any
-
 from evaluator.case_feed import CaseFeed
 from evaluator.cases import Case, plan
 from evaluator.contracts import dtype_name
+from evaluator.protocol import Job
 from evaluator.result import EvalResult
 from evaluator.sandbox import Reach, Sandbox, sandbox_folder, scratch_root
 from evaluator.sandboxed.guards import COPY_OPS
@@ -28,8 +28,8 @@ def start(ev: Evaluation, result: EvalResult) -> None:
     ev.reach = Reach(writable=(shared,), readable=tuple(p for p in (scorer.work_dir, scorer.lock_dir) if p),
                      gpu=scorer.on_gpu, triton_cache=sandbox_folder(shared / "triton"))
     if scorer.scouting():
-        ev.job["compile_board"] = str(sandbox_folder(shared / "board"))
-        ev.job["triton_target"] = scorer.triton_target
+        ev.job = dataclasses.replace(ev.job, compile_board=str(sandbox_folder(shared / "board")),
+                                     triton_target=scorer.triton_target)
     if ev.timed:
         ev.baseline = timing.cached_baseline(ev) or timing.early_baseline(ev)
         ev.probing = scorer.probe_builder.submit(timing.probe_sets, ev)
@@ -44,16 +44,16 @@ def start(ev: Evaluation, result: EvalResult) -> None:
             ev.held.enter_context(ev.checker)
 
 
-def job(ev: Evaluation) -> dict[str, Any]:
+def job(ev: Evaluation) -> Job:
     """What a candidate's process (or its scout) is told about its task."""
     scorer, task = ev.scorer, ev.task
-    return {"task": task.id, "entry": ev.entry, "device": str(scorer.device), "mutates": list(task.mutates),
-            "allowed_aten": sorted({op for a in task.allowed for op in a.aten}),
-            "check_memory": scorer.config.memcheck,
-            "denied_aten": [] if task.host_copies else sorted(COPY_OPS),
-            "lock_dir": str(scorer.lock_dir) if scorer.lock_dir else None,
-            "gpu_memory_fraction": scorer.config.gpu_memory_fraction if scorer.on_gpu else None,
-            "model_init": str(scorer.references.model_init_file(task)) if task.model_init else None}
+    return Job(task=task.id, entry=ev.entry, device=str(scorer.device), mutates=tuple(task.mutates),
+               allowed_aten=tuple(sorted({op for a in task.allowed for op in a.aten})),
+               check_memory=scorer.config.memcheck,
+               denied_aten=() if task.host_copies else tuple(sorted(COPY_OPS)),
+               lock_dir=str(scorer.lock_dir) if scorer.lock_dir else None,
+               gpu_memory_fraction=scorer.config.gpu_memory_fraction if scorer.on_gpu else None,
+               model_init=str(scorer.references.model_init_file(task)) if task.model_init else None)
 
 
 def planned_cases(ev: Evaluation, result: EvalResult) -> list[Case]:

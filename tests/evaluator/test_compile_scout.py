@@ -3,6 +3,7 @@ markers on lets the candidate's process wait for a compile under way; it compile
 specialization once, for a GPU's target, on a machine without one. (That the candidate's process
 then loads those kernels instead of compiling them needs a GPU: test_gpu.py.)"""
 
+import dataclasses
 import threading
 
 import pytest
@@ -167,7 +168,7 @@ def test_a_scout_that_dies_leaves_no_marker_to_wait_for(scouted, suite, tmp_path
 
     task = suite["Activation/gelu"]
     ev = Evaluation(scouted, task, gelu_candidate(CANDIDATES["crashes"]), entry="gelu")
-    ev.job = start.job(ev) | {"compile_board": str(tmp_path), "triton_target": scouted.triton_target}
+    ev.job = dataclasses.replace(start.job(ev), compile_board=str(tmp_path), triton_target=scouted.triton_target)
     ev.reach = Reach(writable=(sandbox_folder(tmp_path),))
     CompileBoard(tmp_path).claim("claimed before the scout died")
     ev.feed = CaseFeed(scouted.references, task, plan(task, False))

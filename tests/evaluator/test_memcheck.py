@@ -8,6 +8,7 @@ from pathlib import Path
 
 from evaluator import memcheck
 from evaluator.loader import find_task
+from evaluator.protocol import Job
 
 REPORT = (Path(__file__).parent / "data" / "memcheck_report.log").read_text()
 SOURCE = "\n".join(["import torch", "import triton", "import triton.language as tl", "", "@triton.jit",
@@ -95,7 +96,7 @@ def _run(tmp_path, suite, sanitizer_text: str, source: str | None = None, drive=
         wire.save(task.make_inputs(case.seed, case.size, case.mode, case.dtype), path)
         path.chmod(0o644)
         cases.append((index, path, f"{case.size} inputs"))
-    job = {"task": task.id, "entry": task.entry, "device": "cpu", "lock_dir": None, "model_init": None}
+    job = Job(task=task.id, entry=task.entry, device="cpu")
     server = ForkServer(interpret=True)
     try:
         with memcheck.MemcheckRun(server, job, source or task.solution_path.read_text(), Limits(),

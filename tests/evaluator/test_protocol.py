@@ -57,3 +57,16 @@ def test_missing_fields_and_nested_records_are_checked():
         protocol.parse_event(done)
     with pytest.raises(protocol.ProtocolError, match="not a JSON object"):
         protocol.parse_event(["call"])
+
+
+def test_a_job_crosses_as_its_type_and_is_read_back_strictly(tmp_path):
+    job = protocol.Job(task="Activation/gelu", device="cpu", entry="gelu", mutates=(0,), allowed_aten=("aten::add",),
+                       gpu_memory_fraction=0.6, triton_target={"backend": "cuda", "arch": 90, "warp_size": 32})
+    path = tmp_path / "job.json"
+    protocol.write_job(job, path)
+    assert protocol.read_job(path) == job
+    for bad in ({"task": "t"}, {"task": "t", "device": "cpu", "extra": 1},
+                {"task": "t", "device": "cpu", "mutates": [True]}, {"task": "t", "device": "cpu", "check_memory": "yes"}):
+        path.write_text(json.dumps(bad))
+        with pytest.raises(protocol.ProtocolError):
+            protocol.read_job(path)

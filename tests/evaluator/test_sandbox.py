@@ -11,6 +11,7 @@ import pytest
 from evaluator.evaluate import Evaluator, EvaluatorConfig
 from evaluator.fork_server import scrubbed_environment, secret_values
 from evaluator.loader import find_task
+from evaluator.protocol import Job
 from evaluator.result import EvalResult
 from evaluator.sandbox import Limits
 
@@ -354,8 +355,7 @@ def test_closing_a_sandbox_kills_its_child_at_once_and_keeps_no_record_of_it(tmp
     from evaluator.fork_server import ForkServer
     from evaluator.sandbox import Sandbox
 
-    job = {"task": "Activation/gelu", "entry": "gelu", "device": "cpu", "mutates": [], "allowed_aten": [],
-           "lock_dir": None, "gpu_memory_fraction": None, "model_init": None}
+    job = Job(task="Activation/gelu", entry="gelu", device="cpu")
     server = ForkServer(interpret=True)
     try:
         box = Sandbox(server, "candidate", job, {"candidate.py": "import time\ntime.sleep(3600)\n"}, Limits())
@@ -380,8 +380,7 @@ def test_what_a_child_said_before_exiting_unheard_is_read(tmp_path):
     from evaluator.fork_server import ForkServer
     from evaluator.sandbox import Sandbox
 
-    job = {"task": "Activation/gelu", "entry": "gelu", "device": "cpu", "mutates": [], "allowed_aten": [],
-           "lock_dir": None, "gpu_memory_fraction": None, "model_init": None}
+    job = Job(task="Activation/gelu", entry="gelu", device="cpu")
     server = ForkServer(interpret=True)
     try:
         with Sandbox(server, "candidate", job, {"candidate.py": "raise ValueError('broken on purpose')\n"},

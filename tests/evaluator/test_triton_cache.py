@@ -4,6 +4,7 @@ import os
 
 from evaluator import triton_cache
 from evaluator.fork_server import ForkServer
+from evaluator.protocol import Job
 from evaluator.sandbox import Limits, Sandbox
 
 REPORTS_ITS_CACHE = '''
@@ -37,8 +38,7 @@ def test_confined_processes_read_the_stubs_and_cannot_write_them(tmp_path):
     stubs = tmp_path / "stubs"
     (stubs / "k").mkdir(parents=True)
     (stubs / "k" / "stub.so").write_text("trusted")
-    job = {"task": "Activation/gelu", "entry": "gelu", "device": "cpu", "mutates": [], "allowed_aten": [],
-           "lock_dir": None, "gpu_memory_fraction": None, "model_init": None}
+    job = Job(task="Activation/gelu", entry="gelu", device="cpu")
     server = ForkServer(interpret=True, triton_stubs=stubs)
     try:
         with Sandbox(server, "candidate", job, {"candidate.py": REPORTS_ITS_CACHE}, Limits()) as box:
