@@ -7,15 +7,7 @@ import time
 import pytest
 
 from evaluator.evaluate import Evaluator, EvaluatorConfig
-from tests.evaluator.test_case_shares import candidate, summary
-
-
-@pytest.fixture(scope="module")
-def in_turn(tmp_path_factory):
-    config = EvaluatorConfig(device="cpu", static_checks=False, skip_unjudgeable=False,
-                             cache_dir=tmp_path_factory.mktemp("cache"))
-    with Evaluator(config) as evaluator:
-        yield evaluator
+from tests.evaluator.test_case_shares import candidate, summary, whole  # noqa: F401 - whole: a fixture
 
 
 @pytest.fixture
@@ -50,9 +42,9 @@ def apart(tmp_path):
      "INCORRECT", 5),
 ], ids=["correct", "wrong-bf16-from-its-first-case", "wrong-bf16-from-its-second-case",
         "crash-after-a-passing-case-judged-apart", "crash-after-a-failing-case-judged-apart"])
-def test_judging_apart_reaches_the_verdict_of_judging_in_turn(in_turn, apart, suite, behaviour, verdict, judged):
+def test_judging_apart_reaches_the_verdict_of_judging_in_turn(whole, apart, suite, behaviour, verdict, judged):
     task, source = suite["Activation/gelu"], candidate(behaviour)
-    together, beside = in_turn.evaluate(task, source), apart.evaluate(task, source)
+    together, beside = whole.evaluate(task, source), apart.evaluate(task, source)
     assert apart.judged_apart, "no case was judged apart"
     assert summary(beside) == summary(together)
     assert beside.verdict.value == verdict and len(beside.cases) == judged, beside.reason
