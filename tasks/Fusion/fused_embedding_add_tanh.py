@@ -7,11 +7,14 @@ from evaluator.task import Cost, Inputs, Task, element_bytes, generator, pick, r
 
 def reference(input_indices, weight, other, *, padding_idx=None, max_norm=None, norm_type=2.0,
               scale_grad_by_freq=False, sparse=False, out=None):
-    # torch renormalizes the rows of `weight` in place when max_norm is set; here the caller's weight
-    # is left alone and only the looked-up rows are rescaled, so the reference works on a copy.
-    table = weight.clone() if max_norm is not None else weight
-    e = torch.nn.functional.embedding(input_indices, table, padding_idx=padding_idx, max_norm=max_norm,
-                                      norm_type=norm_type, scale_grad_by_freq=scale_grad_by_freq, sparse=sparse)
+    # torch's own max_norm renormalizes the rows of `weight` in place, and on a GPU a row looked up
+    # more than once can be rescaled by two blocks at once (a partly double-scaled row, seen under
+    # load); here only the looked-up rows are rescaled, each on its own, and `weight` is left alone.
+    e = torch.nn.functional.embedding(input_indices, weight, padding_idx=padding_idx,
+                                      scale_grad_by_freq=scale_grad_by_freq, sparse=sparse)
+    if max_norm is not None:
+        norm = torch.linalg.vector_norm(e, ord=norm_type, dim=-1, keepdim=True)
+        e = e * torch.where(norm > max_norm, max_norm / (norm + 1e-7), 1.0)
     result = torch.tanh(torch.add(e, other))
     if out is not None:
         out.copy_(result)
