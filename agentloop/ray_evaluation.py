@@ -28,7 +28,7 @@ class RayUnavailable(RuntimeError):
 
 def load_task_from(task_id: str, source_path: str) -> Task:
     """The task again, on a worker, from the same file the driver loaded it from."""
-    from evaluator.interop import KERNELBENCH_CATEGORY, load_problem
+    from evaluator.kernelbench_formats import KERNELBENCH_CATEGORY, load_problem
     from evaluator.loader import load_task
 
     loader = load_problem if task_id.startswith(KERNELBENCH_CATEGORY + "/") else load_task

@@ -24,7 +24,7 @@ from typing import Any, Callable
 import torch
 
 from evaluator import protocol, wire
-from evaluator.compile_board import CompileBoard, marker_name
+from evaluator.compile_markers import CompileMarkers, marker_name
 from evaluator.task import on_device
 from evaluator.sandboxed.candidate_process import import_candidate
 from evaluator.sandboxed.channel import Channel
@@ -88,7 +88,7 @@ class Scout:
     compile, if Triton has the kernel nowhere yet, goes to a thread pool instead, once per
     specialization."""
 
-    def __init__(self, threads: int, board: CompileBoard | None = None):
+    def __init__(self, threads: int, board: CompileMarkers | None = None):
         self.board = board
         self.pool = ThreadPoolExecutor(threads, thread_name_prefix="scout compile")
         self.main = threading.get_ident()
@@ -181,7 +181,7 @@ def serve(scratch: Path) -> None:
     _yield_cpu()
     job = protocol.read_job(scratch / "job.json")
     channel = Channel(scratch / "ctl.sock")
-    board = CompileBoard(job.compile_board) if job.compile_board else None
+    board = CompileMarkers(job.compile_markers) if job.compile_markers else None
     scout = Scout(compile_threads(), board)
     target = job.triton_target
     try:

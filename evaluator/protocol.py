@@ -46,7 +46,7 @@ class Job:
     check_memory: bool = False
     gpu_memory_fraction: float | None = None
     model_init: str | None = None
-    compile_board: str | None = None  # the compile scout's markers (compile_board.py)
+    compile_markers: str | None = None  # the compile scout's markers (compile_markers.py)
     triton_target: dict | None = None  # what the compile scout compiles for
     sanitizer: str | None = None  # Compute Sanitizer, for the memcheck process
 

@@ -47,7 +47,7 @@ class EvaluatorConfig:
     limits: Limits | None = None
     timing_policy: dict[str, Any] = field(default_factory=dict)
     gpu_memory_fraction: float = 0.6
-    # Processes per candidate for its correctness cases, split by dtype (case_shares.py). 0: on a GPU,
+    # Processes per candidate for its correctness cases, split by dtype (case_partition.py). 0: on a GPU,
     # three while the evaluator has cores to spare (see Evaluator.candidate_processes), else one; one on
     # the CPU, where the interpreter compiles nothing.
     candidate_processes: int = 0

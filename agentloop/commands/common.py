@@ -40,7 +40,7 @@ def fail(message: str, code: int = 2) -> None:
 
 def task_suite(kernelbench: Path | None = None):
     """The task suite, with the KernelBench problems of `kernelbench` where given."""
-    from evaluator.interop import load_folder
+    from evaluator.kernelbench_formats import load_folder
     from evaluator.loader import TaskLoadError, load_suite
     try:
         suite = load_suite()

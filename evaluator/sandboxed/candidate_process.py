@@ -17,7 +17,7 @@ from typing import Any, Callable
 import torch
 
 from evaluator import candidate_source, event_log, gpu_lock, protocol, wire
-from evaluator.compile_board import CompileBoard
+from evaluator.compile_markers import CompileMarkers
 from evaluator.contracts import same_bits
 from evaluator.sandboxed import access_bounds, interpreted_autotune
 from evaluator.sandboxed.channel import Channel
@@ -40,8 +40,8 @@ class CandidateProcess:
         self.device = torch.device(self.job.device)
         self.candidate_path = str(scratch / "candidate.py")
         self.recorder = LaunchRecorder(lock_dir=self.job.lock_dir)
-        if self.job.compile_board:
-            self.recorder.wait_for_scout(CompileBoard(self.job.compile_board))
+        if self.job.compile_markers:
+            self.recorder.wait_for_scout(CompileMarkers(self.job.compile_markers))
         self.extra_allowed = frozenset(self.job.allowed_aten)
         self.denied = frozenset(self.job.denied_aten)
         self.mutates = self.job.mutates
@@ -215,7 +215,7 @@ def resolve_entry(module, entry: str, model_init: str | None = None, device: tor
     if entry == "ModelNew.forward":
         if model_init is None:
             raise AttributeError("this task takes a function, not a ModelNew class")
-        from evaluator.interop import MODEL_SEED
+        from evaluator.kernelbench_formats import MODEL_SEED
         torch.manual_seed(MODEL_SEED)
         model = module.ModelNew(*wire.load(model_init).args).to(device or "cpu")
 

@@ -18,7 +18,7 @@ from typing import Callable
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from evaluator.compile_board import CompileBoard, marker_name
+from evaluator.compile_markers import CompileMarkers, marker_name
 from evaluator.result import KernelInfo
 
 ALLOCATING_OPS = {"empty", "empty_like", "empty_strided", "new_empty", "new_empty_strided", "empty_permuted"}
@@ -68,7 +68,7 @@ class LaunchRecorder:
     track_streams: bool = False
     streams: set[int] = field(default_factory=set)
     # Seconds spent compiling kernels (or loading them from Triton's cache) before launches, with
-    # the lock let go; of them, waiting for the compile scout (compile_board.py).
+    # the lock let go; of them, waiting for the compile scout (compile_markers.py).
     compile_seconds: float = 0.0
     scout_wait_seconds: float = 0.0
     _held: object = None
@@ -97,7 +97,7 @@ class LaunchRecorder:
         self.compile_seconds += time.perf_counter() - began
         self.acquire()
 
-    def wait_for_scout(self, board: CompileBoard) -> None:
+    def wait_for_scout(self, board: CompileMarkers) -> None:
         """Before compiling a kernel, waits while the compile scout compiles the same one."""
         try:
             from triton import knobs

@@ -1,5 +1,5 @@
 """The correctness stage: every planned case run twice in the candidate's processes (its cases split
-by dtype over several where that pays, case_shares.py) and judged in the evaluator's process; on a
+by dtype over several where that pays, case_partition.py) and judged in the evaluator's process; on a
 GPU a compile scout compiles the candidate's kernels ahead beside them (compile_scout.py)."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ import threading
 import time
 
 from evaluator import protocol
-from evaluator.case_shares import EarliestFailure, Share, failure_stage, merged, split_by_dtype
-from evaluator.compile_board import CompileBoard
+from evaluator.case_partition import EarliestFailure, Share, failure_stage, merged, split_by_dtype
+from evaluator.compile_markers import CompileMarkers
 from evaluator.result import EvalResult, KernelInfo, Verdict
 from evaluator.sandbox import Sandbox
 from evaluator.stage_failed import StageFailed
@@ -112,7 +112,7 @@ def run_scout(ev: Evaluation, finished: threading.Event, result: EvalResult) -> 
     except Exception:  # noqa: BLE001 - ChildGone, a failed case build: the candidate's process reports its own
         return
     finally:
-        CompileBoard(ev.job.compile_board).clear()  # nobody waits for the compiles of a scout that is gone
+        CompileMarkers(ev.job.compile_markers).clear()  # nobody waits for the compiles of a scout that is gone
 
 
 def _kernels(shares: list[Share]) -> list[KernelInfo]:

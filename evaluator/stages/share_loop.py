@@ -10,7 +10,7 @@ from typing import Any
 
 from evaluator import event_log, protocol
 from evaluator.case_feed import CaseFeed
-from evaluator.case_shares import EarliestFailure, Share
+from evaluator.case_partition import EarliestFailure, Share
 from evaluator.cases import Case, describe_case
 from evaluator.contracts import Statistical
 from evaluator.result import CaseResult, Verdict

@@ -28,7 +28,7 @@ def start(ev: Evaluation, result: EvalResult) -> None:
     ev.reach = Reach(writable=(shared,), readable=tuple(p for p in (scorer.work_dir, scorer.lock_dir) if p),
                      gpu=scorer.on_gpu, triton_cache=sandbox_folder(shared / "triton"))
     if scorer.scouting():
-        ev.job = dataclasses.replace(ev.job, compile_board=str(sandbox_folder(shared / "board")),
+        ev.job = dataclasses.replace(ev.job, compile_markers=str(sandbox_folder(shared / "compile-markers")),
                                      triton_target=scorer.triton_target)
     if ev.timed:
         ev.baseline = timing.cached_baseline(ev) or timing.early_baseline(ev)

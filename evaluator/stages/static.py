@@ -6,7 +6,7 @@ from __future__ import annotations
 import hashlib
 
 from evaluator import maintainability
-from evaluator.interop import strip_kernelbenchx_harness
+from evaluator.kernelbench_formats import strip_kernelbenchx_harness
 from evaluator.result import EvalResult, Verdict
 from evaluator.stage_failed import StageFailed
 from evaluator.stages.context import Evaluation, phase

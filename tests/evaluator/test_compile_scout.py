@@ -8,7 +8,7 @@ import threading
 
 import pytest
 
-from evaluator.compile_board import CompileBoard, marker_name
+from evaluator.compile_markers import CompileMarkers, marker_name
 from evaluator.evaluate import Evaluator, EvaluatorConfig
 from tests.evaluator.test_gpu import gelu_candidate
 
@@ -57,7 +57,7 @@ def test_the_board_names_a_specialization_the_same_way_for_every_process():
 
 
 def test_waiting_on_the_board_ends_when_the_scout_settles(tmp_path):
-    board = CompileBoard(tmp_path)
+    board = CompileMarkers(tmp_path)
     assert board.wait("nothing", timeout=5) < 1, "no marker: no wait"
     board.claim("k")
     settler = threading.Timer(0.3, board.settle, args=("k",))
@@ -68,7 +68,7 @@ def test_waiting_on_the_board_ends_when_the_scout_settles(tmp_path):
 
 
 def test_waiting_on_the_board_is_bounded(tmp_path):
-    board = CompileBoard(tmp_path)
+    board = CompileMarkers(tmp_path)
     board.claim("stuck")
     assert 0.2 <= board.wait("stuck", timeout=0.2) < 5
 
@@ -82,7 +82,7 @@ import torch
 import triton
 import triton.language as tl
 
-from evaluator.compile_board import CompileBoard
+from evaluator.compile_markers import CompileMarkers
 from evaluator.compile_scout import META, Scout
 
 
@@ -109,7 +109,7 @@ def entry(x, factor):
 
 
 board = Path(sys.argv[1])
-scout = Scout(2, CompileBoard(board))
+scout = Scout(2, CompileMarkers(board))
 assert scout.install({"backend": "cuda", "arch": 90, "warp_size": 32})
 for dtype, factor in ((torch.float32, 2), (torch.float16, 2), (torch.float32, 3), (torch.float32, 2)):
     try:
@@ -148,7 +148,7 @@ def test_the_scout_compiles_every_specialization_once_for_the_gpu_without_touchi
 
 
 def test_clearing_the_board_settles_every_marker(tmp_path):
-    board = CompileBoard(tmp_path)
+    board = CompileMarkers(tmp_path)
     for name in ("a", "b"):
         board.claim(name)
     board.clear()
@@ -168,9 +168,9 @@ def test_a_scout_that_dies_leaves_no_marker_to_wait_for(scouted, suite, tmp_path
 
     task = suite["Activation/gelu"]
     ev = Evaluation(scouted, task, gelu_candidate(CANDIDATES["crashes"]), entry="gelu")
-    ev.job = dataclasses.replace(start.job(ev), compile_board=str(tmp_path), triton_target=scouted.triton_target)
+    ev.job = dataclasses.replace(start.job(ev), compile_markers=str(tmp_path), triton_target=scouted.triton_target)
     ev.reach = Reach(writable=(sandbox_folder(tmp_path),))
-    CompileBoard(tmp_path).claim("claimed before the scout died")
+    CompileMarkers(tmp_path).claim("claimed before the scout died")
     ev.feed = CaseFeed(scouted.references, task, plan(task, False))
     try:
         correctness.run_scout(ev, threading.Event(), types.SimpleNamespace(phases={}))

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import triton.language as tl
 
-from evaluator.interop import load_problem
+from evaluator.kernelbench_formats import load_problem
 from evaluator.loader import find_task
 
 HERE = Path(__file__).parent

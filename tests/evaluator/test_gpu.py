@@ -285,7 +285,7 @@ import torch
 import triton
 import triton.language as tl
 
-from evaluator.compile_board import CompileBoard
+from evaluator.compile_markers import CompileMarkers
 from evaluator.compile_scout import Scout, gpu_target
 
 
@@ -296,7 +296,7 @@ def fill_kernel(y_ptr, n, VALUE: tl.constexpr, BLOCK: tl.constexpr):
 
 
 scouting, board = sys.argv[1] == "scout", Path(sys.argv[2])
-scout = Scout(4, CompileBoard(board)) if scouting else None
+scout = Scout(4, CompileMarkers(board)) if scouting else None
 if scout is not None:
     assert scout.install(gpu_target(torch.device("cuda:0")))
 y = torch.zeros(4096, device="cuda")

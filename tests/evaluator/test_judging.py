@@ -7,7 +7,7 @@ import time
 import pytest
 
 from evaluator.evaluate import Evaluator, EvaluatorConfig
-from tests.evaluator.test_case_shares import candidate, summary, whole  # noqa: F401 - whole: a fixture
+from tests.evaluator.test_case_partition import candidate, summary, whole  # noqa: F401 - whole: a fixture
 
 
 @pytest.fixture

@@ -24,7 +24,7 @@ def marker_name(fn: Any, key: Any) -> str:
     return hashlib.sha256(f"{kernel}\n{key}".encode()).hexdigest()[:32]
 
 
-class CompileBoard:
+class CompileMarkers:
     def __init__(self, folder: str | Path):
         self.folder = Path(folder)
 

@@ -5,7 +5,7 @@ the same verdict, reason, stage and judged cases; a failure in one share stops t
 import pytest
 import torch
 
-from evaluator.case_shares import Share, merged, split_by_dtype
+from evaluator.case_partition import Share, merged, split_by_dtype
 from evaluator.cases import Case, plan
 from evaluator.evaluate import Evaluator, EvaluatorConfig
 from evaluator.result import CaseResult

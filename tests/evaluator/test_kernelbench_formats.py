@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from evaluator.interop import load_folder, load_problem, strip_kernelbenchx_harness
+from evaluator.kernelbench_formats import load_folder, load_problem, strip_kernelbenchx_harness
 
 HERE = Path(__file__).parent / "kernelbench"
 
