@@ -1,17 +1,17 @@
 """The evaluation queue: one Evaluator (and fork server) per device, evaluations run in worker
-threads so the event loop keeps serving LLM calls while kernels compile and run."""
+threads so the event loop keeps serving LLM calls while kernels compile and run; with several
+devices, each device's Evaluator in a process of its own (evaluator_process.py)."""
 
 from __future__ import annotations
 
 import asyncio
 import itertools
 import os
-from concurrent.futures import ThreadPoolExecutor
 from typing import Protocol
 
 import torch
 
-from evaluator.evaluate import Evaluator, EvaluatorConfig
+from agentloop.evaluator_process import EvaluatorProcess, InProcessEvaluator
 from evaluator.result import EvalResult
 from evaluator.task import Task
 
@@ -31,20 +31,30 @@ def visible_devices(device: str) -> list[str]:
 
 
 class EvaluationQueue:
-    """`workers` concurrent evaluations per device; each device has its own GPU lock for timing."""
+    """`workers` concurrent evaluations per device; each device has its own GPU lock for timing.
+    One device: its Evaluator in this process. Several (or `processes=True`): each device's
+    Evaluator in a process of its own, so no device waits for another's work in one interpreter."""
 
     def __init__(self, device: str = "auto", workers: int = 0, timing: bool = True,
-                 compile_baseline: bool = False, profile: bool = False, memcheck: bool = True):
+                 compile_baseline: bool = False, profile: bool = False, memcheck: bool = True,
+                 processes: bool | None = None):
         devices = visible_devices(device)
         if not devices:
             raise ValueError(f"no device matches {device!r}")
         cores = os.cpu_count() or 2
         # CPU evaluations are one interpreter process each; GPU ones also compile on the CPU cores.
         per_device = workers or (cores if devices == ["cpu"] else max(1, min(8, cores // (2 * len(devices)))))
-        self.evaluators = [Evaluator(EvaluatorConfig(device=d, timing=timing, compile_baseline=compile_baseline,
-                                                     profile=profile, memcheck=memcheck)) for d in devices]
+        options = {"timing": timing, "compile_baseline": compile_baseline, "profile": profile, "memcheck": memcheck}
+        apart = len(devices) > 1 if processes is None else processes
+        backend = EvaluatorProcess if apart else InProcessEvaluator
+        self.backends = [backend(d, per_device, options) for d in devices]
+        try:
+            for each in self.backends:  # evaluator processes start side by side
+                each.wait_ready()
+        except RuntimeError:
+            self.close()
+            raise
         self.slots = [asyncio.Semaphore(per_device) for _ in devices]
-        self.pool = ThreadPoolExecutor(max_workers=per_device * len(devices), thread_name_prefix="evaluate")
         self._next = itertools.cycle(range(len(devices)))
         self.devices = devices
 
@@ -58,14 +68,11 @@ class EvaluationQueue:
     async def evaluate(self, task: Task, code: str) -> EvalResult:
         index = self._pick()
         async with self.slots[index]:
-            loop = asyncio.get_running_loop()
-            result = await loop.run_in_executor(self.pool, self.evaluators[index].evaluate, task, code)
-        return EvalResult.from_json(result.to_json())
+            return await asyncio.wrap_future(self.backends[index].submit(task, code))
 
     def close(self) -> None:
-        self.pool.shutdown(wait=True)
-        for evaluator in self.evaluators:
-            evaluator.close()
+        for backend in self.backends:
+            backend.close()
 
 
 def evaluations_for(evaluation) -> Evaluates:

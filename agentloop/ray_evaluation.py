@@ -26,18 +26,6 @@ class RayUnavailable(RuntimeError):
     """Ray is not installed or the cluster cannot be reached."""
 
 
-def load_task_from(task_id: str, source_path: str) -> Task:
-    """The task again, on a worker, from the same file the driver loaded it from."""
-    from evaluator.kernelbench_formats import KERNELBENCH_CATEGORY, load_problem
-    from evaluator.loader import load_task
-
-    loader = load_problem if task_id.startswith(KERNELBENCH_CATEGORY + "/") else load_task
-    task = loader(Path(source_path))
-    if task.id != task_id:
-        raise ValueError(f"{source_path} holds {task.id}, not {task_id}")
-    return task
-
-
 class EvaluatorActor:
     """One evaluator on one device of whichever node Ray placed it on."""
 
@@ -61,7 +49,9 @@ class EvaluatorActor:
 
     def evaluate(self, task_id: str, source_path: str, code: str) -> str:
         if task_id not in self.tasks:
-            self.tasks[task_id] = load_task_from(task_id, source_path)
+            from agentloop.evaluator_process import task_from_file
+
+            self.tasks[task_id] = task_from_file(task_id, source_path)
         return self.evaluator.evaluate(self.tasks[task_id], code).to_json()
 
     def close(self) -> None:

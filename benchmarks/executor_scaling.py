@@ -1,8 +1,9 @@
-"""Evaluation throughput by executor: the local executor on 1 GPU and on every visible GPU, and the
+"""Evaluation throughput by executor: the local executor on 1 GPU and on every visible GPU (an
+evaluator process per GPU; `local-one-process`: every GPU's Evaluator in this one process), and the
 Ray executor (a local Ray instance) on the same GPUs; scaling efficiency against one GPU.
 
     python benchmarks/executor_scaling.py [--tasks ID|CATEGORY ...] [--copies 2] [--json out.json]
-                                          [--executors local1 local ray]
+                                          [--executors local1 local local-one-process ray]
 
 The workload: the reference solutions of the chosen tasks (default: the first task of every
 category), each submitted `--copies` times with a distinct trailing comment (distinct sources, the
@@ -52,6 +53,8 @@ def executor(name: str, workers: int):
         return EvaluationQueue("cuda:0" if torch.cuda.is_available() else "cpu", workers)
     if name == "local":
         return EvaluationQueue("auto", workers)
+    if name == "local-one-process":  # every device's Evaluator in this process, as before evaluator processes
+        return EvaluationQueue("auto", workers, processes=False)
     from agentloop.ray_evaluation import RayEvaluations
 
     return RayEvaluations(device="auto", workers=workers)

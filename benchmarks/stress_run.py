@@ -85,7 +85,7 @@ class Sampler:
                               "children": len(children), "reference_cache_mib": self._cached() / 2**20})
 
     def _cached(self) -> int:
-        return sum(evaluator.references.nbytes() for evaluator in self.evaluations.evaluators)
+        return sum(backend.evaluator.references.nbytes() for backend in self.evaluations.backends)
 
     def __enter__(self) -> "Sampler":
         self.thread.start()

@@ -2,37 +2,18 @@
 the same experiment gives the same verdicts as the local executor, and a worker killed mid-run is
 survived (its evaluation is retried on another worker)."""
 
-import asyncio
 import os
 import signal
 import threading
 import time
 
 import pytest
-from rich.console import Console
 
-from agentloop.config import Arm, Budgets, Evaluation, Experiment, TaskSelection
 from agentloop.evaluation import EvaluationQueue
-from agentloop.generators.base import GeneratorSpec, Request
-from agentloop.generators.scripted import ScriptedGenerator
-from agentloop.run import run_experiment
+from tests.agentloop.executor_runs import TASKS, run_with
 from traces.store import TraceStore
 
 ray = pytest.importorskip("ray")
-
-RAISES = """```python
-import triton
-import triton.language as tl
-
-@triton.jit
-def nothing(x_ptr):
-    pass
-
-def {entry}(*args, **kwargs):
-    nothing[(1,)](args[0])
-    raise ValueError("not finished")
-```"""
-TASKS = ["Activation/relu", "Reduce/sum"]
 
 
 @pytest.fixture(scope="module")
@@ -43,38 +24,6 @@ def cluster(tmp_path_factory):
              _temp_dir=str(tmp_path_factory.mktemp("ray")))
     yield
     ray.shutdown()
-
-
-def experiment(store) -> Experiment:
-    return Experiment(name="ray", tasks=TaskSelection(ids=TASKS), samples=2,
-                      generator=GeneratorSpec(provider="scripted", model="m"), arms=[Arm("a")],
-                      budgets=Budgets(max_rounds=3, stagnation_rounds=0), store=str(store),
-                      evaluation=Evaluation(device="cpu", timing=False))
-
-
-def answers(suite):
-    """Round 0 raises inside a sandbox, round 1 is wrong (static), round 2 is the reference solution."""
-    def answer(request: Request) -> str:
-        task = suite[request.task_id]
-        if request.round == 1:
-            return "```python\nimport torch\ndef " + task.entry + "(*a, **k):\n    return torch.zeros(1)\n```"
-        if request.round == 2:
-            return "```python\n" + task.solution_path.read_text() + "\n```"
-        return RAISES.replace("{entry}", task.entry)
-    return answer
-
-
-def run_with(evaluations, suite, store) -> dict:
-    exp = experiment(store)
-    trace = TraceStore(store)
-    generator = ScriptedGenerator(exp.generator, answer=answers(suite))
-    summary = asyncio.run(run_experiment(exp, suite, trace, evaluations, Console(quiet=True),
-                                         progress_enabled=False, generators={"a": generator}))
-    attempts = trace.attempts(summary.run_id)
-    trace.close()
-    failed = [c.stop_reason for c in summary.chains if c.stop_reason.startswith("error")]
-    assert not failed, failed
-    return {(a.task_id, a.sample, a.round): a for a in attempts}
 
 
 def kill_a_busy_worker(evaluations, pids: list[int], killed: list[int], stop: threading.Event) -> None:

@@ -1,0 +1,79 @@
+"""A device's Evaluator in a process of its own (what the local executor does with several GPUs),
+forced here on the CPU with `processes=True`: the same verdicts as in this process, an evaluator
+process killed mid-evaluation is replaced and its evaluations asked again, the evaluator's own
+failures come back as errors, and closing ends the process."""
+
+import asyncio
+import dataclasses
+import os
+import signal
+import threading
+import time
+
+import pytest
+
+from agentloop.evaluation import EvaluationQueue
+from agentloop.evaluator_process import EvaluatorProcess
+from tests.agentloop.executor_runs import TASKS, run_with
+
+
+def kill_mid_evaluation(backend: EvaluatorProcess, killed: list[int], stop: threading.Event) -> None:
+    while not stop.wait(0.05):
+        link = backend.link
+        if link.pending:
+            time.sleep(0.5)  # well inside the evaluation
+            if link.pending and link.process.is_alive():
+                os.kill(link.process.pid, signal.SIGKILL)
+                killed.append(link.process.pid)
+                return
+
+
+def test_verdicts_match_in_process_and_a_killed_evaluator_process_is_replaced(suite, tmp_path):
+    here = EvaluationQueue("cpu", workers=2, timing=False)
+    try:
+        assert not isinstance(here.backends[0], EvaluatorProcess), "one device: the Evaluator stays here"
+        expected = run_with(here, suite, tmp_path / "here.db")
+    finally:
+        here.close()
+
+    apart = EvaluationQueue("cpu", workers=2, timing=False, processes=True)
+    backend = apart.backends[0]
+    first = backend.process
+    killed, stop = [], threading.Event()
+    try:
+        assert isinstance(backend, EvaluatorProcess) and first.pid != os.getpid()
+        killer = threading.Thread(target=kill_mid_evaluation, args=(backend, killed, stop), daemon=True)
+        killer.start()
+        got = run_with(apart, suite, tmp_path / "apart.db")
+        replacement = backend.process
+    finally:
+        stop.set()
+        apart.close()
+
+    assert len(expected) == len(TASKS) * 2 * 3 and set(got) == set(expected)
+    assert {k: a.verdict for k, a in got.items()} == {k: a.verdict for k, a in expected.items()}
+    assert {"RUNTIME_FAIL", "STATIC_REJECT", "CORRECT"} <= {a.verdict for a in got.values()}
+    assert killed == [first.pid] and backend.restarts == 1 and replacement.pid != first.pid
+    assert not first.is_alive() and not replacement.is_alive(), "closing ends the evaluator process"
+
+
+def test_the_evaluators_own_failure_comes_back_as_an_error(suite):
+    relu, other = suite["Activation/relu"], suite["Reduce/sum"]
+    misfiled = dataclasses.replace(relu, source_path=other.source_path)
+    apart = EvaluationQueue("cpu", workers=1, timing=False, processes=True)
+    try:
+        with pytest.raises(RuntimeError, match="holds Reduce/sum, not Activation/relu"):
+            asyncio.run(apart.evaluate(misfiled, relu.solution_path.read_text()))
+        nowhere = dataclasses.replace(relu, source_path=None)
+        with pytest.raises(ValueError, match="without a source file"):
+            asyncio.run(apart.evaluate(nowhere, relu.solution_path.read_text()))
+        result = asyncio.run(apart.evaluate(relu, relu.solution_path.read_text()))
+        assert result.verdict.value == "CORRECT", "the process serves on after a failed request"
+        assert apart.backends[0].restarts == 0
+    finally:
+        apart.close()
+
+
+def test_an_evaluator_process_that_cannot_start_says_why():
+    with pytest.raises(RuntimeError, match="evaluator process for meta could not start: ValueError: unsupported device"):
+        EvaluationQueue("meta", workers=1, timing=False, processes=True)
