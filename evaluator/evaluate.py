@@ -26,6 +26,7 @@ from evaluator.fork_server import ForkServer, secret_values
 from evaluator.integrity import ProjectIntegrity
 from evaluator.judging import Judge
 from evaluator.redaction import Redactor
+from evaluator.reference_cache import ReferenceCache
 from evaluator.references import ReferenceStore
 from evaluator.result import EvalResult, Stage, Verdict
 from evaluator.sandbox import Sandbox, scratch_root
@@ -105,6 +106,8 @@ class Evaluator:
         self.limits = default_limits(self.config.limits, self.on_gpu)
         self._make_folders()
         self.references = ReferenceStore(self.work_dir, self.device, lock_dir=self.lock_dir)
+        self.reference_cache = (ReferenceCache(self.cache_dir / "references", self.device, self.config.reference_cache_bytes)
+                                if self.config.reference_cache_bytes else None)
         self.probe_offsets = probes.draw_seeds()
         self.second_look_offsets = probes.draw_seeds()  # new inputs again, where the first probe was slow
         self._start_servers()
@@ -138,7 +141,8 @@ class Evaluator:
     def _start_servers(self) -> None:
         """The fork server every sandboxed process starts from, and the baseline's server."""
         stubs = self.cache_dir / "triton-stubs" if self.on_gpu else None
-        self.server = ForkServer(interpret=not self.on_gpu, triton_stubs=stubs)
+        hidden = (self.reference_cache.directory,) if self.reference_cache else ()
+        self.server = ForkServer(interpret=not self.on_gpu, triton_stubs=stubs, hidden=hidden)
         self.baseline_server = baseline_server.BaselineServer(self.server, str(self.device), self.lock_dir)
 
     def _start_calibration(self) -> None:
@@ -235,6 +239,8 @@ class Evaluator:
             return
         level = box.isolation.level
         result.environment = dataclasses.replace(result.environment, isolation=level)
+        # expected outputs on disk only while candidates are seen unable to read them
+        self.references.disk = self.reference_cache if level == "full" else None
         if level != "full" and not self._isolation_warned:
             self._isolation_warned = True
             log.warning("candidates run with %s isolation: the OS refused part of the sandbox, so what "

@@ -55,11 +55,13 @@ class ExitInfo:
 class ForkServer:
     """Starts `python -m evaluator.sandboxed.fork_server_process` with a scrubbed environment and talks to it."""
 
-    def __init__(self, interpret: bool, triton_stubs: Path | None = None):
+    def __init__(self, interpret: bool, triton_stubs: Path | None = None, hidden: tuple[Path, ...] = ()):
         """`triton_stubs`: a folder for the Triton driver helper that the server builds once and the
-        processes it confines read (triton_cache.py)."""
+        processes it confines read (triton_cache.py). `hidden`: folders the processes it confines see
+        empty, even inside folders they may read."""
         self.interpret = interpret
         self.triton_stubs = triton_stubs
+        self.hidden = hidden
         self._lock = threading.Lock()
         self._replies: dict[int, Any] = {}
         self._exits: dict[int, ExitInfo] = {}
@@ -116,6 +118,8 @@ class ForkServer:
             request_id = self._next_id
             if confined and self.triton_stubs is not None:
                 confined = {**confined, "readable": [*confined.get("readable", ()), str(self.triton_stubs)]}
+            if confined and self.hidden:
+                confined = {**confined, "emptied": [str(p) for p in self.hidden]}
             request = {"id": request_id, "kind": kind, "scratch": str(scratch), "limits": limits, **confined}
             self._proc.stdin.write((json.dumps(request) + "\n").encode())
             self._proc.stdin.flush()

@@ -7,6 +7,7 @@ the host and back for every judgement was most of the time the evaluator held th
 from __future__ import annotations
 
 import contextlib
+import shutil
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -19,6 +20,7 @@ import torch
 from evaluator import gpu_lock, memory_gate, wire
 from evaluator.cases import Case
 from evaluator.contracts import Expected
+from evaluator.reference_cache import ReferenceCache
 from evaluator.task import (Inputs, Task, clone_inputs, drawing_on, element_bytes, judged_outputs, on_device,
                             on_pinned_host, tensors_in, upcast)
 
@@ -135,6 +137,9 @@ class ReferenceStore:
         # A few standard-size cases are built on the GPU at once: each takes several copies of its
         # inputs there (float64 among them), and candidates need the rest of its memory.
         self._computing = threading.Semaphore(3)
+        # cases kept on disk across evaluators and runs (reference_cache.py), once the evaluator
+        # knows candidates cannot see them
+        self.disk: ReferenceCache | None = None
 
     def get(self, task: Task, case: Case) -> CaseData:
         key = (task.id, case.key)
@@ -154,8 +159,25 @@ class ReferenceStore:
             return data
 
     def _build(self, task: Task, case: Case) -> CaseData:
-        load_cuda_linalg(self.device)
         path = self.directory / f"{task.id.replace('/', '__')}__{case.key}.pt"
+        disk = self.disk
+        kept = disk.load(task, case) if disk is not None else None
+        if kept is not None:
+            return self._from_disk(case, path, *kept)
+        data = self._compute(task, case, path)
+        if disk is not None:
+            disk.store(task, case, data.inputs_file, data.expected)
+        return data
+
+    def _from_disk(self, case: Case, path: Path, inputs_file: Path, expected: Expected) -> CaseData:
+        shutil.copyfile(inputs_file, path)  # a copy: candidates read the work folder's files
+        if self.device.type == "cuda" and case.size == "standard" and self._keeps_on_device(expected):
+            with gpu_lock.shared(self.lock_dir, "standard case built"), own_stream(self.device):
+                expected = Expected(lo=on_device(expected.lo, self.device), hi=on_device(expected.hi, self.device))
+        return CaseData(wire.load(path), path, expected)
+
+    def _compute(self, task: Task, case: Case, path: Path) -> CaseData:
+        load_cuda_linalg(self.device)
         if self.device.type == "cuda" and case.size == "standard":
             staged, expected = self._build_on_gpu(task, case)
             wire.save(staged, path)

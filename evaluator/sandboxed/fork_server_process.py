@@ -106,7 +106,8 @@ def _confine(request: dict) -> None:
     shared by the processes of its own evaluation alone."""
     from evaluator import confinement, triton_cache
 
-    view = confinement.View(writable=tuple(request.get("writable", ())), readable=tuple(request.get("readable", ())))
+    view = confinement.View(writable=tuple(request.get("writable", ())), readable=tuple(request.get("readable", ())),
+                            emptied=tuple(request.get("emptied", ())))
     confinement.confine(request["scratch"], view, gpu=bool(request.get("gpu")))
     os.environ["HOME"] = os.environ["TMPDIR"] = "/tmp"
     os.environ["XDG_CACHE_HOME"] = "/tmp/.cache"

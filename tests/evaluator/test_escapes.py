@@ -103,6 +103,21 @@ def test_caches_inputs_store_and_project_cannot_be_rewritten(world):
     world.still_fair()
 
 
+def test_expected_outputs_kept_on_disk_cannot_be_read_or_rewritten(world, suite):
+    world.evaluator.evaluate(world.task, world.honest)  # a candidate seen fully isolated: cases kept on disk
+    relu = suite["Activation/relu"]
+    assert world.evaluator.evaluate(relu, relu.solution_path.read_text()).verdict.value == "CORRECT"
+    kept = world.evaluator.reference_cache.directory
+    entries = [p for p in kept.iterdir() if (p / "expected.pt").exists()]
+    assert entries, "relu's cases were kept on disk, so there is something to attack"
+    before = {str(p): hashlib.sha256(p.read_bytes()).hexdigest() for e in entries for p in e.iterdir()}
+    result = world.escape("read_reference_cache", references=str(kept))
+    assert result.verdict.value == "RUNTIME_FAIL", result.reason
+    assert "references=empty" in result.reason or "references=unlisted" in result.reason, result.reason
+    assert {str(p): hashlib.sha256(p.read_bytes()).hexdigest() for e in entries for p in e.iterdir()} == before
+    world.still_fair()
+
+
 def _probe_file(cache: Path) -> Path:
     """The CPU interpreter probe's kept answer (interpreter_probe.py); absent on a GPU."""
     from evaluator import interpreter_probe

@@ -1,0 +1,158 @@
+"""Cases' inputs and expected outputs on disk, shared by every evaluator of this machine and kept
+across runs: they are pure functions of the task's files, the case, the library versions and the
+device model, all of which name an entry.
+
+Only evaluators write here, and an entry is read only if the OS says nobody else could have written
+it: the folder, the entry and its files belong to this user, are writable by nobody else and are
+not links; its manifest names the same identity, and its files' SHA-256 digests match. Anything else
+is removed and built anew. Candidates never see this folder: the evaluator uses it only once a
+candidate's process is seen fully isolated, and every confined process sees it empty even where it
+lies inside a folder they may read (evaluate.py)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import stat
+import tempfile
+from functools import lru_cache
+from pathlib import Path
+
+import numpy
+import torch
+
+from evaluator import wire
+from evaluator.cases import Case
+from evaluator.judgement import Expected
+from evaluator.task import Task, map_tensors
+
+FORMAT = 1
+EVALUATOR_FILES = ("task.py", "references.py", "kernelbench_formats.py", "cases.py", "wire.py")
+INPUTS, EXPECTED, MANIFEST = "inputs.pt", "expected.pt", "manifest.json"
+
+
+@lru_cache(maxsize=None)
+def _file_digest(path: Path) -> str:
+    with open(path, "rb") as f:
+        return hashlib.file_digest(f, "sha256").hexdigest()
+
+
+def device_model(device: torch.device) -> str:
+    if device.type != "cuda":
+        return "cpu"
+    props = torch.cuda.get_device_properties(device)
+    return f"{props.name} sm{props.major}{props.minor} cuda {torch.version.cuda}"
+
+
+class ReferenceCache:
+    def __init__(self, directory: Path, device: torch.device, max_bytes: int):
+        self.directory = Path(directory)
+        self.device = device
+        self.max_bytes = max_bytes
+        self.directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+        self._machine = {"format": FORMAT, "torch": torch.__version__, "numpy": numpy.__version__,
+                         "device": device_model(device),
+                         "evaluator": {name: _file_digest(Path(__file__).parent / name) for name in EVALUATOR_FILES}}
+
+    def identity(self, task: Task, case: Case) -> dict | None:
+        """What an entry is a function of; None where the task has no file to name it by."""
+        if task.source_path is None:
+            return None
+        return {**self._machine, "task": task.id, "task_file": _file_digest(Path(task.source_path)),
+                "case": case.key}
+
+    def _entry(self, identity: dict) -> Path:
+        name = hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()
+        return self.directory / name
+
+    def load(self, task: Task, case: Case) -> tuple[Path, Expected] | None:
+        """The entry's inputs file and its expected outputs (on the host), or None."""
+        identity = self.identity(task, case)
+        if identity is None or not _owned_and_closed(self.directory):
+            return None
+        entry = self._entry(identity)
+        if not entry.exists():
+            return None
+        if not _valid(entry, identity):
+            shutil.rmtree(entry, ignore_errors=True)
+            return None
+        os.utime(entry / MANIFEST)  # recently used: evicted last
+        lo, hi = wire.load(entry / EXPECTED, "cpu")
+        return entry / INPUTS, Expected(lo=lo, hi=hi)
+
+    def store(self, task: Task, case: Case, inputs_file: Path, expected: Expected) -> None:
+        identity = self.identity(task, case)
+        if identity is None or not _owned_and_closed(self.directory):
+            return
+        entry = self._entry(identity)
+        if entry.exists():
+            return
+        building = Path(tempfile.mkdtemp(prefix=".building-", dir=self.directory))
+        try:
+            shutil.copyfile(inputs_file, building / INPUTS)
+            wire.save((_on_host(expected.lo), _on_host(expected.hi)), building / EXPECTED)
+            files = {name: _file_digest.__wrapped__(building / name) for name in (INPUTS, EXPECTED)}
+            manifest = {"identity": identity, "files": files}
+            (building / MANIFEST).write_text(json.dumps(manifest, sort_keys=True))
+            for name in (INPUTS, EXPECTED, MANIFEST):
+                os.chmod(building / name, 0o600)
+            os.rename(building, entry)  # whole or not at all; another evaluator's entry stays
+        except OSError:
+            pass
+        finally:
+            shutil.rmtree(building, ignore_errors=True)
+        self._evict()
+
+    def _evict(self) -> None:
+        """Oldest-used entries out until the folder is within its bound."""
+        entries = []
+        for entry in self.directory.iterdir():
+            manifest = entry / MANIFEST
+            if entry.name.startswith(".") or not manifest.is_file():
+                continue
+            size = sum(f.stat().st_size for f in entry.iterdir() if f.is_file())
+            entries.append((manifest.stat().st_mtime, size, entry))
+        total = sum(size for _, size, _ in entries)
+        for _, size, entry in sorted(entries):
+            if total <= self.max_bytes:
+                return
+            shutil.rmtree(entry, ignore_errors=True)
+            total -= size
+
+    def nbytes(self) -> int:
+        return sum(f.stat().st_size for f in self.directory.rglob("*") if f.is_file())
+
+
+def _on_host(value):
+    return map_tensors(value, lambda t: t.detach().cpu())
+
+
+def _owned_and_closed(path: Path) -> bool:
+    """This user's, writable by nobody else, and not a link."""
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return False
+    return info.st_uid == os.geteuid() and not info.st_mode & (stat.S_IWGRP | stat.S_IWOTH) \
+        and not stat.S_ISLNK(info.st_mode)
+
+
+def _valid(entry: Path, identity: dict) -> bool:
+    if not _owned_and_closed(entry) or not stat.S_ISDIR(os.lstat(entry).st_mode):
+        return False
+    names = (INPUTS, EXPECTED, MANIFEST)
+    if sorted(p.name for p in entry.iterdir()) != sorted(names):
+        return False
+    if not all(_owned_and_closed(entry / name) and stat.S_ISREG(os.lstat(entry / name).st_mode) for name in names):
+        return False
+    try:
+        manifest = json.loads((entry / MANIFEST).read_text())
+    except (OSError, ValueError):
+        return False
+    if not isinstance(manifest, dict) or manifest.get("identity") != identity:
+        return False
+    files = manifest.get("files")
+    return isinstance(files, dict) and all(
+        files.get(name) == _file_digest.__wrapped__(entry / name) for name in (INPUTS, EXPECTED))

@@ -1,0 +1,149 @@
+"""Cases kept on disk (reference_cache.py): another evaluator (a fresh ReferenceStore) reads them
+instead of computing them, an entry is read only if it is whole, this user's alone and names the same
+identity, anything else is removed and built anew, and the folder stays within its bound."""
+
+import dataclasses
+import os
+
+import pytest
+import torch
+
+from evaluator.cases import plan
+from evaluator.reference_cache import EXPECTED, INPUTS, MANIFEST, ReferenceCache
+from evaluator.references import ReferenceStore
+
+CPU = torch.device("cpu")
+
+
+def counting(task):
+    """The task with its reference counting its calls."""
+    calls = []
+
+    def reference(*args, **kwargs):
+        calls.append(1)
+        return task.reference(*args, **kwargs)
+
+    return dataclasses.replace(task, reference=reference), calls
+
+
+def store_with(tmp_path, cache, name):
+    (tmp_path / name).mkdir()
+    store = ReferenceStore(tmp_path / name, CPU)
+    store.disk = cache
+    return store
+
+
+def equal(a, b):
+    return all(torch.equal(x, y) for x, y in zip(a, b, strict=True))
+
+
+@pytest.fixture
+def cache(tmp_path):
+    return ReferenceCache(tmp_path / "references", CPU, max_bytes=1 << 30)
+
+
+@pytest.fixture
+def gelu(suite):
+    return suite["Activation/gelu"]
+
+
+def only_entry(cache):
+    entries = [p for p in cache.directory.iterdir() if not p.name.startswith(".")]
+    assert len(entries) == 1
+    return entries[0]
+
+
+def test_another_evaluator_reads_the_case_instead_of_computing_it(tmp_path, cache, gelu):
+    case = plan(gelu, on_gpu=False)[0]
+    first_task, first_calls = counting(gelu)
+    built = store_with(tmp_path, cache, "first").get(first_task, case)
+    assert first_calls, "computed where nothing was kept"
+    again_task, again_calls = counting(gelu)
+    read = store_with(tmp_path, cache, "second").get(again_task, case)
+    assert not again_calls, "read from disk, not computed"
+    assert equal(read.inputs.args, built.inputs.args)
+    assert torch.equal(read.expected.lo, built.expected.lo) and torch.equal(read.expected.hi, built.expected.hi)
+    assert read.inputs_file.parent == tmp_path / "second", "candidates read a copy in the evaluator's own folder"
+
+
+def tamper_expected(entry):
+    data = bytearray((entry / EXPECTED).read_bytes())
+    data[-100] ^= 0xFF
+    (entry / EXPECTED).write_bytes(bytes(data))
+
+
+def tamper_manifest(entry):
+    (entry / MANIFEST).write_text((entry / MANIFEST).read_text().replace('"case"', '"case_"'))
+
+
+def group_writable(entry):
+    os.chmod(entry / INPUTS, 0o620)
+
+
+def linked(entry):
+    os.replace(entry / INPUTS, entry.parent / "elsewhere.pt")
+    os.symlink(entry.parent / "elsewhere.pt", entry / INPUTS)
+
+
+def extra_file(entry):
+    (entry / "extra.pt").write_bytes(b"x")
+
+
+@pytest.mark.parametrize("spoil", [tamper_expected, tamper_manifest, group_writable, linked, extra_file])
+def test_an_entry_not_whole_or_not_ours_alone_is_removed_and_built_anew(tmp_path, cache, gelu, spoil):
+    case = plan(gelu, on_gpu=False)[0]
+    built = store_with(tmp_path, cache, "first").get(gelu, case)
+    entry = only_entry(cache)
+    spoil(entry)
+    assert cache.load(gelu, case) is None and not entry.exists()
+    task, calls = counting(gelu)
+    again = store_with(tmp_path, cache, "second").get(task, case)
+    assert calls and torch.equal(again.expected.lo, built.expected.lo)
+    assert cache.load(gelu, case) is not None, "kept again, whole"
+
+
+def test_a_folder_others_may_write_is_not_used(tmp_path, cache, gelu):
+    case = plan(gelu, on_gpu=False)[0]
+    os.chmod(cache.directory, 0o777)
+    store_with(tmp_path, cache, "first").get(gelu, case)
+    assert not list(cache.directory.iterdir()), "nothing written"
+
+
+def test_another_identity_is_another_entry(tmp_path, cache, gelu):
+    case = plan(gelu, on_gpu=False)[0]
+    store_with(tmp_path, cache, "first").get(gelu, case)
+    other_torch = ReferenceCache(cache.directory, CPU, max_bytes=1 << 30)
+    other_torch._machine = {**other_torch._machine, "torch": "0.0"}
+    assert other_torch.load(gelu, case) is None, "a case from another torch version is not read"
+    assert cache.load(gelu, case) is not None, "and is not removed either"
+    assert cache.load(gelu, plan(gelu, on_gpu=False)[1]) is None, "another case is another entry"
+
+
+def test_the_folder_stays_within_its_bound_oldest_used_out_first(tmp_path, gelu):
+    cases = plan(gelu, on_gpu=False)[:3]
+    measure = ReferenceCache(tmp_path / "measure", CPU, max_bytes=1 << 30)
+    sizes = []
+    for case in cases:
+        before = measure.nbytes()
+        store_with(tmp_path, measure, f"measure-{case.key}").get(gelu, case)
+        sizes.append(measure.nbytes() - before)
+    bound = sum(sizes) - 1  # all three are one byte too many
+    bounded = ReferenceCache(tmp_path / "references", CPU, max_bytes=bound)
+    store = store_with(tmp_path, bounded, "bounded")
+    store.get(gelu, cases[0])
+    store.get(gelu, cases[1])
+    os.utime(only_entry_for(bounded, gelu, cases[0]) / MANIFEST, (1, 1))  # cases[0] used longest ago
+    store.get(gelu, cases[2])
+    assert bounded.nbytes() <= bound
+    assert bounded.load(gelu, cases[0]) is None
+    assert bounded.load(gelu, cases[1]) is not None and bounded.load(gelu, cases[2]) is not None
+
+
+def only_entry_for(cache, task, case):
+    return cache._entry(cache.identity(task, case))
+
+
+def test_a_task_without_a_file_is_not_kept(tmp_path, cache, gelu):
+    loose = dataclasses.replace(gelu, source_path=None)
+    store_with(tmp_path, cache, "first").get(loose, plan(gelu, on_gpu=False)[0])
+    assert not list(cache.directory.iterdir())
