@@ -60,8 +60,9 @@ class ReferenceCache:
         """What an entry is a function of; None where the task has no file to name it by."""
         if task.source_path is None:
             return None
+        builders = [f"{fn.__module__}.{fn.__qualname__}" for fn in (task.make_inputs, task.reference)]
         return {**self._machine, "task": task.id, "task_file": _file_digest(Path(task.source_path)),
-                "case": case.key}
+                "builders": builders, "case": case.key}
 
     def _entry(self, identity: dict) -> Path:
         name = hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()

@@ -55,12 +55,11 @@ def only_entry(cache):
 
 def test_another_evaluator_reads_the_case_instead_of_computing_it(tmp_path, cache, gelu):
     case = plan(gelu, on_gpu=False)[0]
-    first_task, first_calls = counting(gelu)
-    built = store_with(tmp_path, cache, "first").get(first_task, case)
-    assert first_calls, "computed where nothing was kept"
-    again_task, again_calls = counting(gelu)
-    read = store_with(tmp_path, cache, "second").get(again_task, case)
-    assert not again_calls, "read from disk, not computed"
+    built = store_with(tmp_path, cache, "first").get(gelu, case)
+    assert cache.load(gelu, case) is not None, "kept once computed"
+    second = store_with(tmp_path, cache, "second")
+    second._compute = lambda *args: pytest.fail("computed again, not read from disk")
+    read = second.get(gelu, case)
     assert equal(read.inputs.args, built.inputs.args)
     assert torch.equal(read.expected.lo, built.expected.lo) and torch.equal(read.expected.hi, built.expected.hi)
     assert read.inputs_file.parent == tmp_path / "second", "candidates read a copy in the evaluator's own folder"
@@ -96,9 +95,12 @@ def test_an_entry_not_whole_or_not_ours_alone_is_removed_and_built_anew(tmp_path
     entry = only_entry(cache)
     spoil(entry)
     assert cache.load(gelu, case) is None and not entry.exists()
-    task, calls = counting(gelu)
-    again = store_with(tmp_path, cache, "second").get(task, case)
-    assert calls and torch.equal(again.expected.lo, built.expected.lo)
+    second = store_with(tmp_path, cache, "second")
+    computed = []
+    compute = second._compute
+    second._compute = lambda *args: computed.append(1) or compute(*args)
+    again = second.get(gelu, case)
+    assert computed and torch.equal(again.expected.lo, built.expected.lo)
     assert cache.load(gelu, case) is not None, "kept again, whole"
 
 
@@ -141,6 +143,14 @@ def test_the_folder_stays_within_its_bound_oldest_used_out_first(tmp_path, gelu)
 
 def only_entry_for(cache, task, case):
     return cache._entry(cache.identity(task, case))
+
+
+def test_a_task_whose_functions_were_replaced_is_another_entry(tmp_path, cache, gelu):
+    case = plan(gelu, on_gpu=False)[0]
+    store_with(tmp_path, cache, "first").get(gelu, case)
+    changed, calls = counting(gelu)
+    store_with(tmp_path, cache, "second").get(changed, case)
+    assert calls, "the same file, another reference function: computed, not read"
 
 
 def test_a_task_without_a_file_is_not_kept(tmp_path, cache, gelu):
