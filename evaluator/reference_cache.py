@@ -17,6 +17,7 @@ import os
 import shutil
 import stat
 import tempfile
+import threading
 from functools import lru_cache
 from pathlib import Path
 
@@ -47,11 +48,15 @@ def device_model(device: torch.device) -> str:
 
 
 class ReferenceCache:
+    """One folder of entries; other evaluators may add or remove entries at any moment."""
+
     def __init__(self, directory: Path, device: torch.device, max_bytes: int):
         self.directory = Path(directory)
         self.device = device
         self.max_bytes = max_bytes
         self.directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+        self._estimate: int | None = None  # bytes in the folder: scanned, plus what this process added since
+        self._estimate_lock = threading.Lock()
         self._machine = {"format": FORMAT, "torch": torch.__version__, "numpy": numpy.__version__,
                          "device": device_model(device),
                          "evaluator": {name: _file_digest(Path(__file__).parent / name) for name in EVALUATOR_FILES}}
@@ -74,13 +79,16 @@ class ReferenceCache:
         if identity is None or not _owned_and_closed(self.directory):
             return None
         entry = self._entry(identity)
-        if not entry.exists():
+        try:
+            if not entry.exists():
+                return None
+            if not _valid(entry, identity):
+                shutil.rmtree(entry, ignore_errors=True)
+                return None
+            os.utime(entry / MANIFEST)  # recently used: evicted last
+            lo, hi = wire.load(entry / EXPECTED, "cpu")
+        except (OSError, wire.WireError):  # removed meanwhile by another evaluator's trimming
             return None
-        if not _valid(entry, identity):
-            shutil.rmtree(entry, ignore_errors=True)
-            return None
-        os.utime(entry / MANIFEST)  # recently used: evicted last
-        lo, hi = wire.load(entry / EXPECTED, "cpu")
         return entry / INPUTS, Expected(lo=lo, hi=hi)
 
     def store(self, task: Task, case: Case, inputs_file: Path, expected: Expected) -> None:
@@ -99,31 +107,52 @@ class ReferenceCache:
             (building / MANIFEST).write_text(json.dumps(manifest, sort_keys=True))
             for name in (INPUTS, EXPECTED, MANIFEST):
                 os.chmod(building / name, 0o600)
+            size = sum(f.stat().st_size for f in building.iterdir())
             os.rename(building, entry)  # whole or not at all; another evaluator's entry stays
         except OSError:
-            pass
+            return
         finally:
             shutil.rmtree(building, ignore_errors=True)
-        self._evict()
+        self._added(size)
 
-    def _evict(self) -> None:
-        """Oldest-used entries out until the folder is within its bound."""
+    def _added(self, size: int) -> None:
+        """The folder is scanned (and trimmed) when this process's estimate of it passes the bound, not
+        at every entry: other evaluators' entries are counted at the next scan."""
+        with self._estimate_lock:
+            if self._estimate is None:
+                self._estimate = self.nbytes()
+            else:
+                self._estimate += size
+            if self._estimate > self.max_bytes:
+                self._estimate = self._evict()
+
+    def _evict(self) -> int:
+        """Oldest-used entries out until the folder is within its bound; the bytes left."""
         entries = []
         for entry in self.directory.iterdir():
-            manifest = entry / MANIFEST
-            if entry.name.startswith(".") or not manifest.is_file():
+            if entry.name.startswith("."):
                 continue
-            size = sum(f.stat().st_size for f in entry.iterdir() if f.is_file())
-            entries.append((manifest.stat().st_mtime, size, entry))
+            try:
+                size = sum(f.stat().st_size for f in entry.iterdir())
+                entries.append(((entry / MANIFEST).stat().st_mtime, size, entry))
+            except OSError:  # being removed by another evaluator, or not an entry
+                continue
         total = sum(size for _, size, _ in entries)
         for _, size, entry in sorted(entries):
             if total <= self.max_bytes:
-                return
+                break
             shutil.rmtree(entry, ignore_errors=True)
             total -= size
+        return total
 
     def nbytes(self) -> int:
-        return sum(f.stat().st_size for f in self.directory.rglob("*") if f.is_file())
+        total = 0
+        for f in self.directory.rglob("*"):
+            try:
+                total += f.stat().st_size if f.is_file() else 0
+            except OSError:  # removed meanwhile
+                continue
+        return total
 
 
 def _on_host(value):

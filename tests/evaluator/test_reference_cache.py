@@ -4,6 +4,7 @@ identity, anything else is removed and built anew, and the folder stays within i
 
 import dataclasses
 import os
+import shutil
 
 import pytest
 import torch
@@ -157,3 +158,20 @@ def test_a_task_without_a_file_is_not_kept(tmp_path, cache, gelu):
     loose = dataclasses.replace(gelu, source_path=None)
     store_with(tmp_path, cache, "first").get(loose, plan(gelu, on_gpu=False)[0])
     assert not list(cache.directory.iterdir())
+
+
+def test_an_entry_trimmed_away_by_another_evaluator_meanwhile_is_computed(tmp_path, cache, gelu, monkeypatch):
+    from evaluator import reference_cache
+
+    case = plan(gelu, on_gpu=False)[0]
+    built = store_with(tmp_path, cache, "first").get(gelu, case)
+    checked = reference_cache._valid
+
+    def valid_then_trimmed(entry, identity):
+        ok = checked(entry, identity)
+        shutil.rmtree(entry)  # another evaluator's trimming, right after the check
+        return ok
+
+    monkeypatch.setattr(reference_cache, "_valid", valid_then_trimmed)
+    again = store_with(tmp_path, cache, "second").get(gelu, case)
+    assert torch.equal(again.expected.lo, built.expected.lo)
