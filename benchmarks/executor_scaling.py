@@ -39,11 +39,12 @@ def workload(suite: dict, wanted: list[str], copies: int) -> list[tuple]:
     return [(t, t.solution_path.read_text() + f"\n# copy {c}\n") for c in range(copies) for t in tasks]
 
 
-async def score(evaluations, jobs: list[tuple]) -> tuple[float, dict]:
+async def score(evaluations, jobs: list[tuple]) -> tuple[float, list[str]]:
+    """Wall time, and each job's verdict in the order of `jobs`."""
     began = time.perf_counter()
     results = await asyncio.gather(*(evaluations.evaluate(task, code) for task, code in jobs))
     wall = time.perf_counter() - began
-    return wall, dict(Counter(r.verdict.value for r in results))
+    return wall, [r.verdict.value for r in results]
 
 
 def executor(name: str, workers: int):
@@ -74,7 +75,7 @@ def main() -> None:
         asyncio.run(score(warm, jobs))
     finally:
         warm.close()
-    rows = []
+    rows, first = [], None
     for name in args.executors:
         evaluations = executor(name, args.workers)
         try:
@@ -84,16 +85,20 @@ def main() -> None:
             wall, verdicts = asyncio.run(score(evaluations, jobs))
         finally:
             evaluations.close()
+        first = first or (name, verdicts)
+        differing = [f"{task.id} (job {i}): {a} under {first[0]}, {b} here"
+                     for i, ((task, _), a, b) in enumerate(zip(jobs, first[1], verdicts)) if a != b]
         rows.append({"executor": name, "devices": devices, "evaluations": len(jobs), "wall_s": round(wall, 1),
-                     "per_s": round(len(jobs) / wall, 3), "verdicts": verdicts})
+                     "per_s": round(len(jobs) / wall, 3), "verdicts": dict(Counter(verdicts)),
+                     "verdicts_differing_from_first_executor": differing})
         print(json.dumps(rows[-1]), flush=True)
     one = next((r["per_s"] for r in rows if r["executor"] == "local1"), None)
-    print("\n| executor | GPUs | evaluations | wall s | evaluations/s | vs 1 GPU | efficiency |")
-    print("|---|---|---|---|---|---|---|")
+    print("\n| executor | GPUs | evaluations | wall s | evaluations/s | vs 1 GPU | efficiency | verdicts differing |")
+    print("|---|---|---|---|---|---|---|---|")
     for r in rows:
         ratio = r["per_s"] / one if one else float("nan")
         print(f"| {r['executor']} | {r['devices']} | {r['evaluations']} | {r['wall_s']} | {r['per_s']} | "
-              f"{ratio:.2f}x | {ratio / r['devices']:.0%} |")
+              f"{ratio:.2f}x | {ratio / r['devices']:.0%} | {len(r['verdicts_differing_from_first_executor'])} |")
     if args.json:
         args.json.write_text(json.dumps(rows, indent=1))
 

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Several GPUs of one machine: evaluation throughput on 1 GPU against all of them (an evaluator
+# process per GPU, and every GPU's Evaluator in one process), each job's verdict compared across
+# executors, then every reference solution scored cold by `agentloop eval --references` on one GPU
+# and on all of them. Usage, repo root on the GPU machine:
+#   bash benchmarks/gpu_scaling.sh OUTDIR
+# COPIES (default 14: 15 tasks x 14 = 210 evaluations of distinct sources), EXECUTORS (default
+# "local1 local local-one-process"; add ray where Ray is installed), PARTS (default "scaling references").
+set -uo pipefail
+out=${1:-out}; mkdir -p "$out"; out=$(cd "$out" && pwd)
+source benchmarks/device_setup.sh "$out/env.txt"
+export PYTHONPATH=${PYTHONPATH:+$PYTHONPATH:}$PWD
+gpus=$(nvidia-smi --query-gpu=index --format=csv,noheader | wc -l)
+for part in ${PARTS:-scaling references}; do
+  case $part in
+    scaling)
+      AGENTLOOP_CACHE_DIR=/tmp/agentloop-scaling python3 benchmarks/executor_scaling.py --copies "${COPIES:-14}" \
+        --executors ${EXECUTORS:-local1 local local-one-process} --json "$out/scaling.json" > "$out/scaling.md" 2> "$out/scaling.log"
+      tail -8 "$out/scaling.md" ;;
+    references)
+      for visible in 0 "$(seq -s, 0 $((gpus - 1)))"; do
+        rm -rf /tmp/agentloop-references-cold ~/.triton/cache
+        start=$(date +%s.%N)
+        CUDA_VISIBLE_DEVICES=$visible AGENTLOOP_CACHE_DIR=/tmp/agentloop-references-cold \
+          python3 -m agentloop eval --references --json > "$out/references-$visible.json" 2> "$out/references-$visible.log"
+        status=$?
+        echo "eval --references on GPUs $visible, cold: $(python3 -c "import time; print(round(time.time() - $start, 1))") s, exit $status"
+        python3 -c "import collections, json, sys; print('  verdicts:', dict(collections.Counter(
+          r['verdict'] for r in json.load(open(sys.argv[1])))))" "$out/references-$visible.json"
+      done ;;
+  esac
+done
