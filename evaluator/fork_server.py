@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from evaluator import triton_cache
+from evaluator import protocol, triton_cache
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 KEPT_ENV = re.compile(r"^(PATH|HOME|USER|LOGNAME|LANG|LC_[A-Z]+|TZ|TMPDIR|PYTHONPATH|VIRTUAL_ENV|"
@@ -86,21 +86,21 @@ class ForkServer:
         self._proc = subprocess.Popen([sys.executable, "-m", "evaluator.sandboxed.fork_server_process"], stdin=subprocess.PIPE,
                                       stdout=subprocess.PIPE, stderr=self._stderr, env=env, cwd=str(PROJECT_ROOT))
         first = self._proc.stdout.readline()
-        if not first:
+        if not first or not isinstance(protocol.parse_server_event(json.loads(first)), protocol.ServerReady):
             self._stderr.seek(0)
             raise ForkServerError("the fork server failed to start: " + self._stderr.read().decode()[-2000:])
         threading.Thread(target=self._read, args=(self._proc,), daemon=True).start()
 
     def _read(self, proc: subprocess.Popen) -> None:
         for line in proc.stdout:
-            message = json.loads(line)
+            message = protocol.parse_server_event(json.loads(line))
             with self._cond:
-                if "exit" in message and message["exit"] in self._forgotten:
-                    self._forgotten.discard(message["exit"])
-                elif "exit" in message:
-                    self._exits[message["exit"]] = ExitInfo(message["code"], message["signal"])
-                else:
-                    self._replies[message["id"]] = message["pid"]
+                if isinstance(message, protocol.Exited) and message.pid in self._forgotten:
+                    self._forgotten.discard(message.pid)
+                elif isinstance(message, protocol.Exited):
+                    self._exits[message.pid] = ExitInfo(message.code, message.signal)
+                elif isinstance(message, protocol.Spawned):
+                    self._replies[message.id] = message.pid
                 self._cond.notify_all()
         with self._cond:
             self._cond.notify_all()
@@ -117,11 +117,12 @@ class ForkServer:
             self._next_id += 1
             request_id = self._next_id
             if confined and self.triton_stubs is not None:
-                confined = {**confined, "readable": [*confined.get("readable", ()), str(self.triton_stubs)]}
+                confined = {**confined, "readable": (*confined.get("readable", ()), str(self.triton_stubs))}
             if confined and self.hidden:
-                confined = {**confined, "emptied": [str(p) for p in self.hidden]}
-            request = {"id": request_id, "kind": kind, "scratch": str(scratch), "limits": limits, **confined}
-            self._proc.stdin.write((json.dumps(request) + "\n").encode())
+                confined = {**confined, "emptied": tuple(str(p) for p in self.hidden)}
+            request = protocol.Spawn(id=request_id, kind=kind, scratch=str(scratch), limits=limits,
+                                     **{k: tuple(v) if isinstance(v, list) else v for k, v in confined.items()})
+            self._proc.stdin.write((json.dumps(protocol.encode(request)) + "\n").encode())
             self._proc.stdin.flush()
         with self._cond:
             if not self._cond.wait_for(lambda: request_id in self._replies or not self.alive(), timeout=60):

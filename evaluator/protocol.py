@@ -1,4 +1,5 @@
-"""The messages between the evaluator and the processes that run candidate code, as types.
+"""The messages between the evaluator and the processes it starts (those that run candidate code,
+the baseline's, and the fork server that forks them all), as types.
 
 Each message is a frozen dataclass; on the wire it is one JSON object, its kind under "event"
 (child to evaluator) or "op" (evaluator to child) and its fields beside it. `parse_event` is the
@@ -187,6 +188,56 @@ class MeasureBaselines:
     """Requests for the baseline's process (baseline_server.py builds them)."""
     OP: ClassVar[str] = "measure"
     jobs: tuple[dict, ...]
+
+
+# evaluator <-> the fork server (sandboxed/fork_server_process.py): trusted on both sides, typed all the same --
+@dataclass(frozen=True)
+class Spawn:
+    """Fork a child of `kind` in `scratch`; a child that runs candidate code is confined to see the
+    system, `readable` (read-only) and `writable`, with `emptied` seen empty, the GPU's devices if
+    `gpu`, and `triton_cache` as Triton's cache."""
+    OP: ClassVar[str] = "spawn"
+    id: int
+    kind: str
+    scratch: str
+    limits: dict = field(default_factory=dict)
+    writable: tuple[str, ...] = ()
+    readable: tuple[str, ...] = ()
+    emptied: tuple[str, ...] = ()
+    gpu: bool = False
+    triton_cache: str | None = None
+
+
+@dataclass(frozen=True)
+class ServerReady:
+    EVENT: ClassVar[str] = "server_ready"
+    pid: int
+
+
+@dataclass(frozen=True)
+class Spawned:
+    EVENT: ClassVar[str] = "spawned"
+    id: int
+    pid: int
+
+
+@dataclass(frozen=True)
+class Exited:
+    EVENT: ClassVar[str] = "exited"
+    pid: int
+    code: int | None = None
+    signal: int | None = None
+
+
+SERVER_EVENTS = {kind.EVENT: kind for kind in (ServerReady, Spawned, Exited)}
+
+
+def parse_spawn(raw: Any) -> Spawn:
+    return _parse(raw, "op", {Spawn.OP: Spawn})
+
+
+def parse_server_event(raw: Any) -> Any:
+    return _parse(raw, "event", SERVER_EVENTS)
 
 
 EVENTS = {kind.EVENT: kind for kind in (Imported, Failed, CallDone, CasesDone, Timed, Scouted, MemoryChecked,

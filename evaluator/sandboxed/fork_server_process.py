@@ -1,10 +1,10 @@
 """Fork server: a process with torch and triton imported (CUDA untouched) that forks one child per
 evaluation, so each candidate starts in a clean process in milliseconds.
 
-Protocol on stdin/stdout, one JSON object per line:
-  request  {"id": n, "kind": "candidate"|"scout"|"memcheck"|"baseline", "scratch": dir, "limits": {...}}
-  reply    {"id": n, "pid": pid}
-  exit     {"exit": pid, "code": int|null, "signal": int|null}
+On stdin and stdout, one JSON object per line, each a type of evaluator/protocol.py: the evaluator
+sends Spawn (a child of kind candidate, scout, memcheck or baseline, its scratch folder, its limits
+and, for a child that runs candidate code, what it may see); the server answers ServerReady once,
+Spawned (id, pid) for each Spawn, and Exited (pid, exit code or signal) for each child that ends.
 The server was started with a scrubbed environment; each child starts a new session (so it can be
 killed as a group), dies with the server, closes every inherited descriptor, and runs under
 resource limits with its stdout and stderr in its scratch directory.
@@ -20,6 +20,8 @@ import selectors
 import signal
 import sys
 import traceback
+
+from evaluator import protocol
 
 PR_SET_PDEATHSIG = 1
 RLIMITS = {
@@ -101,37 +103,35 @@ def _redirect_output(scratch: str) -> None:
     sys.stderr = open(2, "w", buffering=1, closefd=False)
 
 
-def _confine(request: dict) -> None:
+def _confine(request: protocol.Spawn) -> None:
     """Candidate code runs only behind the OS boundary (confinement.py), with a private Triton cache
     shared by the processes of its own evaluation alone."""
     from evaluator import confinement, triton_cache
 
-    view = confinement.View(writable=tuple(request.get("writable", ())), readable=tuple(request.get("readable", ())),
-                            emptied=tuple(request.get("emptied", ())))
-    confinement.confine(request["scratch"], view, gpu=bool(request.get("gpu")))
+    view = confinement.View(writable=request.writable, readable=request.readable, emptied=request.emptied)
+    confinement.confine(request.scratch, view, gpu=request.gpu)
     os.environ["HOME"] = os.environ["TMPDIR"] = "/tmp"
     os.environ["XDG_CACHE_HOME"] = "/tmp/.cache"
-    triton_cache.use_layers(request.get("triton_cache") or "/tmp/.triton-cache", os.environ.get(triton_cache.STUBS_VARIABLE))
+    triton_cache.use_layers(request.triton_cache or "/tmp/.triton-cache", os.environ.get(triton_cache.STUBS_VARIABLE))
 
 
-def _become_child(request: dict) -> None:
-    scratch = request["scratch"]
+def _become_child(request: protocol.Spawn) -> None:
+    scratch = request.scratch
     os.setsid()
     signal.set_wakeup_fd(-1)
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
     _die_with_parent()
     _redirect_output(scratch)
-    if request["kind"] in ("candidate", "scout", "memcheck"):  # each runs the candidate's code
+    if request.kind in ("candidate", "scout", "memcheck"):  # each runs the candidate's code
         _confine(request)
-    _apply_limits(request.get("limits", {}))
-    if request["kind"] == "memcheck":
+    _apply_limits(request.limits)
+    if request.kind == "memcheck":
         from evaluator import memcheck
-        from evaluator import protocol
         memcheck.exec_sanitizer(scratch, protocol.read_job(os.path.join(scratch, "job.json")).sanitizer)
-    elif request["kind"] == "baseline":
+    elif request.kind == "baseline":
         from evaluator.sandboxed import baseline_process
         baseline_process.main(scratch)
-    elif request["kind"] == "scout":
+    elif request.kind == "scout":
         from evaluator import compile_scout
         compile_scout.main(scratch)
     else:
@@ -139,7 +139,7 @@ def _become_child(request: dict) -> None:
         candidate_process.main(scratch)
 
 
-def _fork(request: dict) -> int:
+def _fork(request: protocol.Spawn) -> int:
     pid = os.fork()
     if pid == 0:
         code = 0
@@ -155,8 +155,8 @@ def _fork(request: dict) -> int:
     return pid
 
 
-def _write(message: dict) -> None:
-    os.write(1, (json.dumps(message) + "\n").encode())
+def _write(message) -> None:
+    os.write(1, (json.dumps(protocol.encode(message)) + "\n").encode())
 
 
 def _reap() -> None:
@@ -168,7 +168,7 @@ def _reap() -> None:
         if pid == 0:
             return
         code = os.waitstatus_to_exitcode(status)
-        _write({"exit": pid, "code": code if code >= 0 else None, "signal": -code if code < 0 else None})
+        _write(protocol.Exited(pid=pid, code=code if code >= 0 else None, signal=-code if code < 0 else None))
 
 
 def serve() -> None:
@@ -180,7 +180,7 @@ def serve() -> None:
     selector.register(0, selectors.EVENT_READ, "stdin")
     selector.register(wake_r, selectors.EVENT_READ, "wake")
     pending = b""
-    _write({"ready": os.getpid()})
+    _write(protocol.ServerReady(pid=os.getpid()))
     while True:
         for key, _ in selector.select():
             if key.data == "wake":
@@ -193,8 +193,8 @@ def serve() -> None:
             pending += chunk
             while b"\n" in pending:
                 line, pending = pending.split(b"\n", 1)
-                request = json.loads(line)
-                _write({"id": request["id"], "pid": _fork(request)})
+                request = protocol.parse_spawn(json.loads(line))
+                _write(protocol.Spawned(id=request.id, pid=_fork(request)))
         _reap()
 
 

@@ -70,3 +70,19 @@ def test_a_job_crosses_as_its_type_and_is_read_back_strictly(tmp_path):
         path.write_text(json.dumps(bad))
         with pytest.raises(protocol.ProtocolError):
             protocol.read_job(path)
+
+
+def test_the_fork_servers_messages_cross_as_their_types_and_are_read_strictly():
+    spawn = protocol.Spawn(id=7, kind="candidate", scratch="/s", limits={"CPU": 60, "AS": None},
+                           writable=("/w",), readable=("/r",), emptied=("/hidden",), gpu=True, triton_cache="/t")
+    assert protocol.parse_spawn(json.loads(json.dumps(protocol.encode(spawn)))) == spawn
+    for event in (protocol.ServerReady(pid=10), protocol.Spawned(id=7, pid=11),
+                  protocol.Exited(pid=11, code=None, signal=9)):
+        assert protocol.parse_server_event(json.loads(json.dumps(protocol.encode(event)))) == event
+    plain = protocol.encode(spawn)
+    for change, fragment in (({"gpu": "yes"}, "Spawn.gpu"), ({"id": True}, "Spawn.id"),
+                             ({"emptied": "/hidden"}, "Spawn.emptied"), ({"extra": 1}, "no field")):
+        with pytest.raises(protocol.ProtocolError, match=fragment):
+            protocol.parse_spawn({**plain, **change})
+    with pytest.raises(protocol.ProtocolError, match="unknown message"):
+        protocol.parse_server_event({"event": "spawn", "id": 1})
