@@ -27,17 +27,20 @@ import torch
 from evaluator import wire
 from evaluator.cases import Case
 from evaluator.judgement import Expected
-from evaluator.task import Task, map_tensors
+from evaluator.task import Task, on_device
 
 FORMAT = 1
 EVALUATOR_FILES = ("task.py", "references.py", "kernelbench_formats.py", "cases.py", "wire.py")
 INPUTS, EXPECTED, MANIFEST = "inputs.pt", "expected.pt", "manifest.json"
+HOST = torch.device("cpu")
 
 
-@lru_cache(maxsize=None)
-def _file_digest(path: Path) -> str:
+def _digest(path: Path) -> str:
     with open(path, "rb") as f:
         return hashlib.file_digest(f, "sha256").hexdigest()
+
+
+_source_digest = lru_cache(maxsize=None)(_digest)  # the task's and the evaluator's files: read once
 
 
 def device_model(device: torch.device) -> str:
@@ -59,14 +62,14 @@ class ReferenceCache:
         self._estimate_lock = threading.Lock()
         self._machine = {"format": FORMAT, "torch": torch.__version__, "numpy": numpy.__version__,
                          "device": device_model(device),
-                         "evaluator": {name: _file_digest(Path(__file__).parent / name) for name in EVALUATOR_FILES}}
+                         "evaluator": {name: _source_digest(Path(__file__).parent / name) for name in EVALUATOR_FILES}}
 
     def identity(self, task: Task, case: Case) -> dict | None:
         """What an entry is a function of; None where the task has no file to name it by."""
         if task.source_path is None:
             return None
         builders = [f"{fn.__module__}.{fn.__qualname__}" for fn in (task.make_inputs, task.reference)]
-        return {**self._machine, "task": task.id, "task_file": _file_digest(Path(task.source_path)),
+        return {**self._machine, "task": task.id, "task_file": _source_digest(Path(task.source_path)),
                 "builders": builders, "case": case.key}
 
     def _entry(self, identity: dict) -> Path:
@@ -101,8 +104,8 @@ class ReferenceCache:
         building = Path(tempfile.mkdtemp(prefix=".building-", dir=self.directory))
         try:
             shutil.copyfile(inputs_file, building / INPUTS)
-            wire.save((_on_host(expected.lo), _on_host(expected.hi)), building / EXPECTED)
-            files = {name: _file_digest.__wrapped__(building / name) for name in (INPUTS, EXPECTED)}
+            wire.save((on_device(expected.lo, HOST), on_device(expected.hi, HOST)), building / EXPECTED)
+            files = {name: _digest(building / name) for name in (INPUTS, EXPECTED)}
             manifest = {"identity": identity, "files": files}
             (building / MANIFEST).write_text(json.dumps(manifest, sort_keys=True))
             for name in (INPUTS, EXPECTED, MANIFEST):
@@ -155,10 +158,6 @@ class ReferenceCache:
         return total
 
 
-def _on_host(value):
-    return map_tensors(value, lambda t: t.detach().cpu())
-
-
 def _owned_and_closed(path: Path) -> bool:
     """This user's, writable by nobody else, and not a link."""
     try:
@@ -185,4 +184,4 @@ def _valid(entry: Path, identity: dict) -> bool:
         return False
     files = manifest.get("files")
     return isinstance(files, dict) and all(
-        files.get(name) == _file_digest.__wrapped__(entry / name) for name in (INPUTS, EXPECTED))
+        files.get(name) == _digest(entry / name) for name in (INPUTS, EXPECTED))
