@@ -7,8 +7,8 @@ Ray executor (a local Ray instance) on the same GPUs; scaling efficiency against
 
 The workload: the reference solutions of the chosen tasks (default: the first task of every
 category), each submitted `--copies` times with a distinct trailing comment (distinct sources, the
-same kernels). A first pass through the local executor warms the Triton, baseline and calibration
-caches, so every measured configuration sees the same warm caches; each configuration then scores
+same kernels). A first pass through the local executor, one copy of each task, warms the baseline,
+calibration and reference caches, so every measured configuration sees the same warm caches; each configuration then scores
 the whole workload, and throughput is evaluations per second of wall time.
 """
 
@@ -72,7 +72,7 @@ def main() -> None:
     jobs = workload(load_suite(), args.tasks, args.copies)
     warm = EvaluationQueue("auto", args.workers)
     try:
-        asyncio.run(score(warm, jobs))
+        asyncio.run(score(warm, jobs[:len(jobs) // args.copies]))
     finally:
         warm.close()
     rows, first = [], None

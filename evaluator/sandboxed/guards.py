@@ -64,6 +64,7 @@ class LaunchRecorder:
     kernels: dict[str, KernelInfo] = field(default_factory=dict)
     lock_dir: str | None = None
     locking: bool = False
+    lock_what: str = "call"  # the holds' name in the lock log
     # While set (GPU timing), the CUDA stream of every launch is collected.
     track_streams: bool = False
     streams: set[int] = field(default_factory=set)
@@ -76,7 +77,7 @@ class LaunchRecorder:
     def acquire(self) -> None:
         if self.locking and self.lock_dir and self._held is None:
             from evaluator import gpu_lock
-            self._held = gpu_lock.shared(self.lock_dir, "call")
+            self._held = gpu_lock.shared(self.lock_dir, self.lock_what)
             self._held.__enter__()
 
     def compile_unlocked(self, warm_up: Callable[[], object]) -> None:

@@ -15,9 +15,11 @@ from pathlib import Path
 import torch
 
 from evaluator import gpu_lock, protocol, wire
+from evaluator.compile_markers import CompileMarkers
 from evaluator.sandboxed.candidate_process import import_candidate
 from evaluator.sandboxed.channel import Channel
 from evaluator.sandboxed.failures import classify, describe_failure, trimmed_traceback
+from evaluator.sandboxed.guards import LaunchRecorder
 from evaluator.task import clone_inputs, on_device
 
 
@@ -29,6 +31,10 @@ def main(scratch: str) -> None:
     device = torch.device(job.device)
     path = str(Path(scratch) / "candidate.py")
     lock_dir = job.lock_dir
+    recorder = LaunchRecorder(lock_dir=lock_dir, lock_what="memcheck case")
+    if job.compile_markers:
+        recorder.wait_for_scout(CompileMarkers(job.compile_markers))
+    recorder.install()
 
     def fail(phase: str, exc: BaseException, case: int | None = None) -> None:
         verdict = classify(exc)[0]
@@ -50,8 +56,7 @@ def main(scratch: str) -> None:
     channel.send(protocol.encode(protocol.Imported(memory_check="memcheck")))
     while isinstance(command := protocol.parse_command(channel.recv()), protocol.RunCase):
         try:
-            with gpu_lock.shared(lock_dir, "memcheck case"):
-                run_case(entry, command.inputs, device)
+            run_case(entry, command.inputs, device, recorder)
         except BaseException as exc:  # noqa: BLE001
             fail("call", exc, command.index)
             return
@@ -63,15 +68,24 @@ def main(scratch: str) -> None:
     os._exit(0)
 
 
-def run_case(entry, inputs_file: str, device: torch.device) -> None:
-    """One call, synchronized, its tensors freed. All of it holds the GPU lock: under Compute Sanitizer
-    even a copy or a free is slow instrumented work, which must not overlap another candidate's timing."""
-    inputs = on_device(wire.load(inputs_file), device)
-    call = clone_inputs(inputs)
-    entry(*call.args, **call.kwargs)
-    del inputs, call
-    if device.type == "cuda":
-        torch.cuda.synchronize(device)
+def run_case(entry, inputs_file: str, device: torch.device, recorder: LaunchRecorder) -> None:
+    """One call, synchronized, its tensors freed, under the GPU lock held shared: under Compute
+    Sanitizer even a copy or a free is slow instrumented work, which must not overlap another
+    candidate's timing. Compiling a kernel and loading its module (which the sanitizer instruments
+    as it loads) are the process's own CPU work: the recorder lets the lock go for them, and waits
+    for the compile scout rather than compiling the same kernel beside it."""
+    host_inputs = wire.load(inputs_file)
+    recorder.locking = True
+    recorder.acquire()
+    try:
+        call = clone_inputs(on_device(host_inputs, device))
+        entry(*call.args, **call.kwargs)
+        del call
+        if device.type == "cuda":
+            torch.cuda.synchronize(device)
+    finally:
+        recorder.locking = False
+        recorder.release()
 
 
 if __name__ == "__main__":

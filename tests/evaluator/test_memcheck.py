@@ -141,3 +141,67 @@ def test_cases_go_to_the_run_as_they_are_built_and_the_end_adds_the_faulting_one
     outcome, sent = _run(tmp_path, suite, RUNS_CLEAN, drive=drive)
     assert outcome.verdict is None and outcome.ran, outcome
     assert sorted(sent) == [0, 1, 3]
+
+
+def _writer_could_lock(lock_dir: Path) -> bool:
+    """Could another candidate's timing (an exclusive hold) take the GPU lock right now?"""
+    import fcntl
+    import os
+
+    fd = os.open(lock_dir / "gpu.lock", os.O_RDONLY | os.O_CREAT)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return True
+    except BlockingIOError:
+        return False
+    finally:
+        os.close(fd)
+
+
+def test_a_memcheck_case_holds_the_gpu_lock_except_while_its_kernels_compile(tmp_path):
+    import torch
+
+    from evaluator import gpu_lock, wire
+    from evaluator.sandboxed import memcheck_process
+    from evaluator.sandboxed.guards import LaunchRecorder
+    from evaluator.task import Inputs
+
+    lock_dir = tmp_path / "lock"
+    gpu_lock.prepare(lock_dir)
+    recorder = LaunchRecorder(lock_dir=str(lock_dir), lock_what="memcheck case")
+    seen = []
+
+    def candidate(x):  # one launch: its kernel compiled (and loaded) first, as the recorder's patch does
+        seen.append(("before the launch", _writer_could_lock(lock_dir)))
+        recorder.compile_unlocked(lambda: seen.append(("compiling", _writer_could_lock(lock_dir))))
+        seen.append(("launching", _writer_could_lock(lock_dir)))
+        return x
+
+    inputs = tmp_path / "case.pt"
+    wire.save(Inputs(args=(torch.ones(4),)), inputs)
+    memcheck_process.run_case(candidate, str(inputs), torch.device("cpu"), recorder)
+    assert seen == [("before the launch", False), ("compiling", True), ("launching", False)]
+    assert _writer_could_lock(lock_dir) and not recorder.locking, "the case's end lets the lock go"
+
+
+def test_a_failing_memcheck_case_still_lets_the_gpu_lock_go(tmp_path):
+    import pytest
+    import torch
+
+    from evaluator import gpu_lock, wire
+    from evaluator.sandboxed import memcheck_process
+    from evaluator.sandboxed.guards import LaunchRecorder
+    from evaluator.task import Inputs
+
+    lock_dir = tmp_path / "lock"
+    gpu_lock.prepare(lock_dir)
+    recorder = LaunchRecorder(lock_dir=str(lock_dir))
+
+    def candidate(x):
+        raise RuntimeError("an illegal memory access was encountered")
+
+    inputs = tmp_path / "case.pt"
+    wire.save(Inputs(args=(torch.ones(4),)), inputs)
+    with pytest.raises(RuntimeError):
+        memcheck_process.run_case(candidate, str(inputs), torch.device("cpu"), recorder)
+    assert _writer_could_lock(lock_dir)
