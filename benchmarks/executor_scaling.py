@@ -8,8 +8,10 @@ Ray executor (a local Ray instance) on the same GPUs; scaling efficiency against
 The workload: the reference solutions of the chosen tasks (default: the first task of every
 category), each submitted `--copies` times with a distinct trailing comment (distinct sources, the
 same kernels). A first pass through the local executor, one copy of each task, warms the baseline,
-calibration and reference caches, so every measured configuration sees the same warm caches; each configuration then scores
-the whole workload, and throughput is evaluations per second of wall time.
+calibration and reference caches, so every measured configuration sees the same warm caches; each
+configuration then scores the whole workload, and throughput is evaluations per second of wall time. For each configuration
+it also reports how busy the machine's CPUs were (from /proc/stat, where there is one) and the
+evaluations' phases summed, to tell a GPU-bound run from a CPU-bound one.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import sys
 import time
 from collections import Counter
@@ -39,12 +42,34 @@ def workload(suite: dict, wanted: list[str], copies: int) -> list[tuple]:
     return [(t, t.solution_path.read_text() + f"\n# copy {c}\n") for c in range(copies) for t in tasks]
 
 
-async def score(evaluations, jobs: list[tuple]) -> tuple[float, list[str]]:
-    """Wall time, and each job's verdict in the order of `jobs`."""
+def cpu_times() -> tuple[int, int] | None:
+    """(busy, total) jiffies of every CPU of the machine since boot; None without /proc/stat."""
+    try:
+        fields = [int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    except (OSError, ValueError):
+        return None
+    idle = fields[3] + (fields[4] if len(fields) > 4 else 0)  # idle and iowait
+    return sum(fields) - idle, sum(fields)
+
+
+def busy_fraction(before: tuple[int, int] | None, after: tuple[int, int] | None) -> float | None:
+    if before is None or after is None or after[1] <= before[1]:
+        return None
+    return round((after[0] - before[0]) / (after[1] - before[1]), 3)
+
+
+async def score(evaluations, jobs: list[tuple]) -> tuple[float, list]:
+    """Wall time, and each job's result in the order of `jobs`."""
     began = time.perf_counter()
     results = await asyncio.gather(*(evaluations.evaluate(task, code) for task, code in jobs))
-    wall = time.perf_counter() - began
-    return wall, [r.verdict.value for r in results]
+    return time.perf_counter() - began, list(results)
+
+
+def phase_sums(results: list) -> dict[str, float]:
+    sums: Counter = Counter()
+    for result in results:
+        sums.update({k: v for k, v in result.phases.items() if isinstance(v, (int, float))})
+    return {k: round(v, 1) for k, v in sums.most_common()}
 
 
 def executor(name: str, workers: int):
@@ -82,25 +107,34 @@ def main() -> None:
             devices = len(getattr(evaluations, "devices", [])) or 1
             if hasattr(evaluations, "pids"):
                 evaluations.pids()  # Ray actors finish starting before the clock does
-            wall, verdicts = asyncio.run(score(evaluations, jobs))
+            cpu_before = cpu_times()
+            wall, results = asyncio.run(score(evaluations, jobs))
+            cpu_busy = busy_fraction(cpu_before, cpu_times())
         finally:
             evaluations.close()
+        verdicts = [r.verdict.value for r in results]
         first = first or (name, verdicts)
         differing = [f"{task.id} (job {i}): {a} under {first[0]}, {b} here"
                      for i, ((task, _), a, b) in enumerate(zip(jobs, first[1], verdicts)) if a != b]
         rows.append({"executor": name, "devices": devices, "evaluations": len(jobs), "wall_s": round(wall, 1),
-                     "per_s": round(len(jobs) / wall, 3), "verdicts": dict(Counter(verdicts)),
+                     "per_s": round(len(jobs) / wall, 3), "cpu_busy": cpu_busy, "cpus": os.cpu_count(),
+                     "phase_sums_s": phase_sums(results), "verdicts": dict(Counter(verdicts)),
                      "verdicts_differing_from_first_executor": differing})
         print(json.dumps(rows[-1]), flush=True)
     one = next((r["per_s"] for r in rows if r["executor"] == "local1"), None)
-    print("\n| executor | GPUs | evaluations | wall s | evaluations/s | vs 1 GPU | efficiency | verdicts differing |")
-    print("|---|---|---|---|---|---|---|---|")
+    print("\n| executor | GPUs | evaluations | wall s | evaluations/s | vs 1 GPU | efficiency | CPUs busy | verdicts differing |")
+    print("|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         ratio = r["per_s"] / one if one else float("nan")
         print(f"| {r['executor']} | {r['devices']} | {r['evaluations']} | {r['wall_s']} | {r['per_s']} | "
-              f"{ratio:.2f}x | {ratio / r['devices']:.0%} | {len(r['verdicts_differing_from_first_executor'])} |")
+              f"{ratio:.2f}x | {ratio / r['devices']:.0%} | {_percent(r['cpu_busy'])} of {r['cpus']} | "
+              f"{len(r['verdicts_differing_from_first_executor'])} |")
     if args.json:
         args.json.write_text(json.dumps(rows, indent=1))
+
+
+def _percent(fraction: float | None) -> str:
+    return "-" if fraction is None else f"{fraction:.0%}"
 
 
 if __name__ == "__main__":
