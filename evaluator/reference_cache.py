@@ -27,12 +27,11 @@ import torch
 from evaluator import wire
 from evaluator.cases import Case
 from evaluator.judgement import Expected
-from evaluator.task import Task, on_device
+from evaluator.task import Task
 
 FORMAT = 1
 EVALUATOR_FILES = ("task.py", "references.py", "kernelbench_formats.py", "cases.py", "wire.py")
 INPUTS, EXPECTED, MANIFEST = "inputs.pt", "expected.pt", "manifest.json"
-HOST = torch.device("cpu")
 
 
 def _digest(path: Path) -> str:
@@ -95,6 +94,7 @@ class ReferenceCache:
         return entry / INPUTS, Expected(lo=lo, hi=hi)
 
     def store(self, task: Task, case: Case, inputs_file: Path, expected: Expected) -> None:
+        """Keeps the case: `expected` on the host (the caller copies it there, under the GPU lock)."""
         identity = self.identity(task, case)
         if identity is None or not _owned_and_closed(self.directory):
             return
@@ -104,7 +104,7 @@ class ReferenceCache:
         building = Path(tempfile.mkdtemp(prefix=".building-", dir=self.directory))
         try:
             shutil.copyfile(inputs_file, building / INPUTS)
-            wire.save((on_device(expected.lo, HOST), on_device(expected.hi, HOST)), building / EXPECTED)
+            wire.save((expected.lo, expected.hi), building / EXPECTED)
             files = {name: _digest(building / name) for name in (INPUTS, EXPECTED)}
             manifest = {"identity": identity, "files": files}
             (building / MANIFEST).write_text(json.dumps(manifest, sort_keys=True))

@@ -169,8 +169,16 @@ class ReferenceStore:
                 pass
         data = self._compute(task, case, path)
         if disk is not None:
-            disk.store(task, case, data.inputs_file, data.expected)
+            disk.store(task, case, data.inputs_file, self._on_host(data.expected))
         return data
+
+    def _on_host(self, expected: Expected) -> Expected:
+        """Expected outputs kept on the GPU, copied to the host under the GPU lock: a transfer is GPU
+        traffic, which must not overlap another candidate's timing."""
+        if all(t.device.type == "cpu" for t in _expected_tensors(expected)):
+            return expected
+        with gpu_lock.shared(self.lock_dir, "standard case kept"), own_stream(self.device):
+            return Expected(lo=on_device(expected.lo, HOST), hi=on_device(expected.hi, HOST))
 
     def _from_disk(self, case: Case, path: Path, inputs_file: Path, expected: Expected) -> CaseData:
         shutil.copyfile(inputs_file, path)  # a copy: candidates read the work folder's files

@@ -175,3 +175,36 @@ def test_an_entry_trimmed_away_by_another_evaluator_meanwhile_is_computed(tmp_pa
     monkeypatch.setattr(reference_cache, "_valid", valid_then_trimmed)
     again = store_with(tmp_path, cache, "second").get(gelu, case)
     assert torch.equal(again.expected.lo, built.expected.lo)
+
+
+def test_a_case_is_written_to_disk_on_the_host_without_holding_the_gpu_lock(tmp_path, cache, gelu, monkeypatch):
+    """Writing and hashing an entry is the host's work alone: another candidate's timing may run."""
+    import fcntl
+
+    from evaluator import gpu_lock
+    from evaluator.task import tensors_in
+
+    lock_dir = tmp_path / "lock"
+    gpu_lock.prepare(lock_dir)
+    (tmp_path / "store").mkdir()
+    store = ReferenceStore(tmp_path / "store", CPU, lock_dir=lock_dir)
+    store.disk = cache
+    seen = []
+    original = cache.store
+
+    def store_and_probe(task, case, inputs_file, expected):
+        fd = os.open(lock_dir / "gpu.lock", os.O_RDONLY)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            seen.append(("free", {t.device.type for t in tensors_in((expected.lo, expected.hi))}))
+        except BlockingIOError:
+            seen.append(("held", None))
+        finally:
+            os.close(fd)
+        original(task, case, inputs_file, expected)
+
+    monkeypatch.setattr(cache, "store", store_and_probe)
+    case = plan(gelu, on_gpu=False)[0]
+    store.get(gelu, case)
+    assert seen == [("free", {"cpu"})]
+    assert cache.load(gelu, case) is not None
