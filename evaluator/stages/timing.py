@@ -27,6 +27,7 @@ def time_candidate(ev: Evaluation, result: EvalResult) -> None:
     task = ev.task
     # per timing set, a kept copy of the output that passed on its inputs, or None
     earlier = [ev.passed_outputs.get(ev.feed.cases.index(case)) for case in timing_cases(task)]
+    waited_before = ev.box.waited
     with phase(result, "timing"):
         sets = [ev.scorer.references.get(task, case) for case in timing_cases(task)]
         event_log.case_event(task.id, "timing_asked")
@@ -38,6 +39,8 @@ def time_candidate(ev: Evaluation, result: EvalResult) -> None:
                            timing_method=method, probe_ms=probe_ms)
         _against_baseline(ev, perf, result)
         _against_roofline(ev, perf, sets[0])
+    # of the timing phase, the candidate's process waiting for the GPU lock (other candidates' timing)
+    result.phases["timing_lock_wait"] = ev.box.waited - waited_before
     result.performance = perf
 
 

@@ -83,6 +83,7 @@ def test_reference_solutions_are_correct_and_timed(gpu, suite, task_id):
     assert 0 < perf.roofline_fraction <= IMPOSSIBLE_FACTOR and perf.iou > 0
     assert any(k.registers for k in result.kernels), "compile metadata is recorded on the GPU"
     assert result.environment.gpu and not result.environment.interpreter
+    assert 0 <= result.phases["timing_lock_wait"] <= result.phases["timing"]
 
 
 def test_calibration_is_plausible_and_cached(gpu):
