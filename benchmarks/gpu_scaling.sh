@@ -5,7 +5,8 @@
 # and on all of them. Usage, repo root on the GPU machine:
 #   bash benchmarks/gpu_scaling.sh OUTDIR
 # COPIES (default 14: 15 tasks x 14 = 210 evaluations of distinct sources), EXECUTORS (default
-# "local1 local local-one-process"; add ray where Ray is installed), PARTS (default "scaling references").
+# "local1 local local-one-process"; add ray where Ray is installed), PARTS (default "scaling references"),
+# VISIBLE (the GPUs `eval --references` runs on, one run per word: default "0 all"; "all" is every GPU).
 set -uo pipefail
 out=${1:-out}; mkdir -p "$out"; out=$(cd "$out" && pwd)
 source benchmarks/device_setup.sh "$out/env.txt"
@@ -18,7 +19,8 @@ for part in ${PARTS:-scaling references}; do
         --executors ${EXECUTORS:-local1 local local-one-process} --json "$out/scaling.json" > "$out/scaling.md" 2> "$out/scaling.log"
       tail -8 "$out/scaling.md" ;;
     references)
-      for visible in 0 "$(seq -s, 0 $((gpus - 1)))"; do
+      for visible in ${VISIBLE:-0 all}; do
+        [ "$visible" = all ] && visible=$(seq -s, 0 $((gpus - 1)))
         rm -rf /tmp/agentloop-references-cold ~/.triton/cache
         start=$(date +%s.%N)
         CUDA_VISIBLE_DEVICES=$visible AGENTLOOP_CACHE_DIR=/tmp/agentloop-references-cold \
