@@ -10,8 +10,9 @@ category), each submitted `--copies` times with a distinct trailing comment (dis
 same kernels). A first pass through the local executor, one copy of each task, warms the baseline,
 calibration and reference caches, so every measured configuration sees the same warm caches; each
 configuration then scores the whole workload, and throughput is evaluations per second of wall time. For each configuration
-it also reports how busy the machine's CPUs were (from /proc/stat, where there is one) and the
-evaluations' phases summed, to tell a GPU-bound run from a CPU-bound one.
+it also reports how busy the machine's CPUs were and the busy CPU seconds per evaluation (from
+/proc/stat, where there is one: every process of the machine counts), and the evaluations' phases
+summed, to tell a GPU-bound run from a CPU-bound one.
 """
 
 from __future__ import annotations
@@ -52,10 +53,12 @@ def cpu_times() -> tuple[int, int] | None:
     return sum(fields) - idle, sum(fields)
 
 
-def busy_fraction(before: tuple[int, int] | None, after: tuple[int, int] | None) -> float | None:
+def cpu_use(before: tuple[int, int] | None, after: tuple[int, int] | None) -> tuple[float | None, float | None]:
+    """The share of the machine's CPU time that was busy, and the busy CPU seconds, between two readings."""
     if before is None or after is None or after[1] <= before[1]:
-        return None
-    return round((after[0] - before[0]) / (after[1] - before[1]), 3)
+        return None, None
+    busy = after[0] - before[0]
+    return round(busy / (after[1] - before[1]), 3), busy / os.sysconf("SC_CLK_TCK")
 
 
 async def score(evaluations, jobs: list[tuple]) -> tuple[float, list]:
@@ -109,7 +112,7 @@ def main() -> None:
                 evaluations.pids()  # Ray actors finish starting before the clock does
             cpu_before = cpu_times()
             wall, results = asyncio.run(score(evaluations, jobs))
-            cpu_busy = busy_fraction(cpu_before, cpu_times())
+            cpu_busy, cpu_seconds = cpu_use(cpu_before, cpu_times())
         finally:
             evaluations.close()
         verdicts = [r.verdict.value for r in results]
@@ -118,16 +121,19 @@ def main() -> None:
                      for i, ((task, _), a, b) in enumerate(zip(jobs, first[1], verdicts)) if a != b]
         rows.append({"executor": name, "devices": devices, "evaluations": len(jobs), "wall_s": round(wall, 1),
                      "per_s": round(len(jobs) / wall, 3), "cpu_busy": cpu_busy, "cpus": os.cpu_count(),
+                     "cpu_s_per_evaluation": round(cpu_seconds / len(jobs), 2) if cpu_seconds is not None else None,
                      "phase_sums_s": phase_sums(results), "verdicts": dict(Counter(verdicts)),
                      "verdicts_differing_from_first_executor": differing})
         print(json.dumps(rows[-1]), flush=True)
     one = next((r["per_s"] for r in rows if r["executor"] == "local1"), None)
-    print("\n| executor | GPUs | evaluations | wall s | evaluations/s | vs 1 GPU | efficiency | CPUs busy | verdicts differing |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    print("\n| executor | GPUs | evaluations | wall s | evaluations/s | vs 1 GPU | efficiency | CPUs busy | "
+          "CPU s per evaluation | verdicts differing |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         ratio = r["per_s"] / one if one else float("nan")
         print(f"| {r['executor']} | {r['devices']} | {r['evaluations']} | {r['wall_s']} | {r['per_s']} | "
               f"{ratio:.2f}x | {ratio / r['devices']:.0%} | {_percent(r['cpu_busy'])} of {r['cpus']} | "
+              f"{r['cpu_s_per_evaluation'] if r['cpu_s_per_evaluation'] is not None else '-'} | "
               f"{len(r['verdicts_differing_from_first_executor'])} |")
     if args.json:
         args.json.write_text(json.dumps(rows, indent=1))
