@@ -118,6 +118,38 @@ def test_expected_outputs_kept_on_disk_cannot_be_read_or_rewritten(world, suite)
     world.still_fair()
 
 
+def test_expected_outputs_kept_inside_a_folder_candidates_see_are_seen_empty(tmp_path, suite):
+    """The cache folder may lie inside one every confined process reads (here the Python environment):
+    it is mounted empty there, so the escape finds the folder and nothing in it."""
+    import shutil
+    import sys
+    import uuid
+
+    from evaluator import confinement
+
+    prefix = Path(sys.prefix)
+    if not os.access(prefix, os.W_OK) or os.path.normpath(prefix) not in confinement._system_paths():
+        pytest.skip("needs a Python environment that confined processes read and this user may write")
+    cache = prefix / f".agentloop-test-cache-{uuid.uuid4().hex[:8]}"
+    evaluator = Evaluator(EvaluatorConfig(device="cpu", static_checks=False, cache_dir=cache))
+    try:
+        gelu, relu = suite["Activation/gelu"], suite["Activation/relu"]
+        evaluator.evaluate(gelu, gelu.solution_path.read_text())  # a candidate seen fully isolated: cases kept
+        assert evaluator.evaluate(relu, relu.solution_path.read_text()).verdict.value == "CORRECT"
+        kept = evaluator.reference_cache.directory
+        entries = [p for p in kept.iterdir() if (p / "expected.pt").exists()]
+        assert entries, "relu's cases were kept on disk, so there is something to attack"
+        before = {str(p): hashlib.sha256(p.read_bytes()).hexdigest() for e in entries for p in e.iterdir()}
+        source = (ESCAPES / "read_reference_cache.py").read_text().replace(
+            "__TARGETS__", json.dumps({"references": str(kept)}))
+        result = evaluator.evaluate(gelu, source)
+        assert result.verdict.value == "RUNTIME_FAIL" and "references=empty" in result.reason, result.reason
+        assert {str(p): hashlib.sha256(p.read_bytes()).hexdigest() for e in entries for p in e.iterdir()} == before
+    finally:
+        evaluator.close()
+        shutil.rmtree(cache, ignore_errors=True)
+
+
 def _probe_file(cache: Path) -> Path:
     """The CPU interpreter probe's kept answer (interpreter_probe.py); absent on a GPU."""
     from evaluator import interpreter_probe
