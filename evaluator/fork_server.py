@@ -120,8 +120,7 @@ class ForkServer:
                 confined = {**confined, "readable": (*confined.get("readable", ()), str(self.triton_stubs))}
             if confined and self.hidden:
                 confined = {**confined, "emptied": tuple(str(p) for p in self.hidden)}
-            request = protocol.Spawn(id=request_id, kind=kind, scratch=str(scratch), limits=limits,
-                                     **{k: tuple(v) if isinstance(v, list) else v for k, v in confined.items()})
+            request = protocol.Spawn(id=request_id, kind=kind, scratch=str(scratch), limits=limits, **confined)
             self._proc.stdin.write((json.dumps(protocol.encode(request)) + "\n").encode())
             self._proc.stdin.flush()
         with self._cond:

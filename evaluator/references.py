@@ -35,6 +35,10 @@ def _expected_tensors(expected: Expected) -> list[torch.Tensor]:
     return tensors_in(expected.lo) + tensors_in(expected.hi)
 
 
+def _moved(expected: Expected, device: torch.device) -> Expected:
+    return Expected(lo=on_device(expected.lo, device), hi=on_device(expected.hi, device))
+
+
 @dataclass
 class CaseData:
     """Built once and never changed: its sizes are computed once (the store sums them on every
@@ -45,7 +49,7 @@ class CaseData:
     expected: Expected        # on the host, or (large standard-size outputs) on the GPU
 
     def expected_on(self, device: torch.device) -> Expected:
-        return Expected(lo=on_device(self.expected.lo, device), hi=on_device(self.expected.hi, device))
+        return _moved(self.expected, device)
 
     @cached_property
     def expected_bytes(self) -> int:
@@ -169,22 +173,22 @@ class ReferenceStore:
                 pass
         data = self._compute(task, case, path)
         if disk is not None:
-            disk.store(task, case, data.inputs_file, self._on_host(data.expected))
+            disk.store(task, case, data.inputs_file, self._on_host(data))
         return data
 
-    def _on_host(self, expected: Expected) -> Expected:
-        """Expected outputs kept on the GPU, copied to the host under the GPU lock: a transfer is GPU
-        traffic, which must not overlap another candidate's timing."""
-        if all(t.device.type == "cpu" for t in _expected_tensors(expected)):
-            return expected
+    def _on_host(self, data: CaseData) -> Expected:
+        """The expected outputs on the host; those kept on the GPU copied under the GPU lock (a transfer
+        is GPU traffic, which must not overlap another candidate's timing)."""
+        if not data.resident:
+            return data.expected
         with gpu_lock.shared(self.lock_dir, "standard case kept"), own_stream(self.device):
-            return Expected(lo=on_device(expected.lo, HOST), hi=on_device(expected.hi, HOST))
+            return data.expected_on(HOST)
 
     def _from_disk(self, case: Case, path: Path, inputs_file: Path, expected: Expected) -> CaseData:
         shutil.copyfile(inputs_file, path)  # a copy: candidates read the work folder's files
         if self.device.type == "cuda" and case.size == "standard" and self._keeps_on_device(expected):
             with gpu_lock.shared(self.lock_dir, "standard case built"), own_stream(self.device):
-                expected = Expected(lo=on_device(expected.lo, self.device), hi=on_device(expected.hi, self.device))
+                expected = _moved(expected, self.device)
         return CaseData(wire.load(path), path, expected)
 
     def _compute(self, task: Task, case: Case, path: Path) -> CaseData:
@@ -211,7 +215,7 @@ class ReferenceStore:
             staged = on_pinned_host(drawn)
             del drawn
             if not self._keeps_on_device(expected):
-                expected = Expected(lo=on_device(expected.lo, HOST), hi=on_device(expected.hi, HOST))
+                expected = _moved(expected, HOST)
             memory_gate.trim_cached(self.device)  # the drawn inputs and the float64 temporaries
         return staged, expected
 

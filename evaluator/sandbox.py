@@ -140,7 +140,7 @@ class Reach:
 
     def request(self) -> dict[str, Any]:
         logs = [os.environ[name] for name in event_log.VARIABLES if os.environ.get(name)]
-        return {"writable": [str(p) for p in self.writable] + logs, "readable": [str(p) for p in self.readable],
+        return {"writable": (*(str(p) for p in self.writable), *logs), "readable": tuple(str(p) for p in self.readable),
                 "gpu": self.gpu, "triton_cache": str(self.triton_cache) if self.triton_cache else None}
 
 
