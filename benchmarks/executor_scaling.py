@@ -110,7 +110,7 @@ def main() -> None:
             devices = len(getattr(evaluations, "devices", [])) or 1
             if hasattr(evaluations, "pids"):
                 evaluations.pids()  # Ray actors finish starting before the clock does
-            cpu_before = cpu_times()
+            cpu_before, began = cpu_times(), time.time()
             wall, results = asyncio.run(score(evaluations, jobs))
             cpu_busy, cpu_seconds = cpu_use(cpu_before, cpu_times())
         finally:
@@ -119,7 +119,8 @@ def main() -> None:
         first = first or (name, verdicts)
         differing = [f"{task.id} (job {i}): {a} under {first[0]}, {b} here"
                      for i, ((task, _), a, b) in enumerate(zip(jobs, first[1], verdicts)) if a != b]
-        rows.append({"executor": name, "devices": devices, "evaluations": len(jobs), "wall_s": round(wall, 1),
+        rows.append({"executor": name, "devices": devices, "began": round(began, 1), "evaluations": len(jobs),
+                     "wall_s": round(wall, 1),
                      "per_s": round(len(jobs) / wall, 3), "cpu_busy": cpu_busy, "cpus": os.cpu_count(),
                      "cpu_s_per_evaluation": round(cpu_seconds / len(jobs), 2) if cpu_seconds is not None else None,
                      "phase_sums_s": phase_sums(results), "verdicts": dict(Counter(verdicts)),

@@ -46,7 +46,7 @@ class _Hold:
     got: float = 0.0
 
     def log(self) -> None:
-        _log_hold(self.mode, self.what, self.asked, self.got)
+        _log_hold(self.lock_dir, self.mode, self.what, self.asked, self.got)
 
 
 def report_waits(listener: Callable[[bool], None] | None) -> None:
@@ -159,8 +159,9 @@ def yield_to_writers() -> None:
         hold.got = time.time()
 
 
-def _log_hold(mode: int, what: str, asked: float, got: float) -> None:
-    event_log.append("AGENTLOOP_LOCK_LOG", {"pid": os.getpid(), "mode": "exclusive" if mode == fcntl.LOCK_EX
+def _log_hold(lock_dir: str | Path, mode: int, what: str, asked: float, got: float) -> None:
+    event_log.append("AGENTLOOP_LOCK_LOG", {"pid": os.getpid(), "gpu": Path(lock_dir).name,
+                                            "mode": "exclusive" if mode == fcntl.LOCK_EX
                                             else "shared", "what": what, "asked": asked, "got": got,
                                             "released": time.time()})
 

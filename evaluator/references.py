@@ -15,6 +15,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any, Iterator
 
+import psutil
 import torch
 
 from evaluator import gpu_lock, memory_gate, wire
@@ -121,6 +122,13 @@ def load_cuda_linalg(device: torch.device) -> None:
             _linalg_loaded.add(device)
 
 
+def host_budget() -> int:
+    """Host bytes of cached cases for one GPU's evaluator: an eighth of the machine's memory per GPU,
+    between 8 and 32 GiB (an experiment cycling through a few dozen tasks keeps them all)."""
+    share = psutil.virtual_memory().total // (8 * max(1, torch.cuda.device_count()))
+    return max(8 << 30, min(32 << 30, share))
+
+
 class ReferenceStore:
     """LRU of case data, bounded in host bytes and in GPU bytes (expected outputs kept there);
     the cases of tasks being evaluated stay whatever the bounds."""
@@ -130,7 +138,7 @@ class ReferenceStore:
         self.directory = directory
         self.lock_dir = lock_dir
         self.device = device
-        self.max_bytes = max_bytes or ((8 << 30) if device.type == "cuda" else (256 << 20))
+        self.max_bytes = max_bytes or (host_budget() if device.type == "cuda" else (256 << 20))
         if max_device_bytes is None and device.type == "cuda":
             max_device_bytes = int(RESIDENT_FRACTION * torch.cuda.get_device_properties(device).total_memory)
         self.max_device_bytes = max_device_bytes or 0

@@ -29,7 +29,13 @@ from evaluator.stage_failed import StageFailed
 
 OUTPUT_TAIL_BYTES = 2000
 CONFINED_KINDS = ("candidate", "scout", "memcheck")  # the processes that run candidate code
-FOOTPRINT_PERIOD = 0.25  # seconds between scans of a child's process tree, memory and scratch disk
+FOOTPRINT_PERIOD = 0.25  # seconds between scans of a child's process tree and memory
+# The scratch disk is scanned before a child writing at DISK_FILL_RATE could pass its limit, and at
+# least every DISK_PERIOD_MAX seconds: a walk of its folders costs the evaluator more than a look at
+# its memory, and a child far below its limit needs no scan four times a second.
+DISK_FILL_RATE = 8 << 30  # bytes per second
+DISK_PERIOD_MAX = 2.0
+PAGE_BYTES = os.sysconf("SC_PAGE_SIZE")
 
 
 _CHILDREN_FILES = os.path.exists(f"/proc/self/task/{os.getpid()}/children")
@@ -96,6 +102,42 @@ def scratch_bytes(folder: Path) -> int:
                 total += os.lstat(os.path.join(root, name)).st_size
             except OSError:
                 continue
+    return total
+
+
+def next_disk_scan(written: int, limit: int) -> float:
+    """Seconds until the scratch disk is scanned again, `written` bytes of `limit` being used now."""
+    return min(DISK_PERIOD_MAX, max(FOOTPRINT_PERIOD, (limit - written) / DISK_FILL_RATE))
+
+
+def resident_bytes(pid: int) -> int:
+    """The process's resident memory, from one small /proc file; 0 once it is gone."""
+    try:
+        with open(f"/proc/{pid}/statm") as statm:
+            return int(statm.read().split()[1]) * PAGE_BYTES
+    except FileNotFoundError:
+        return 0
+    except (OSError, ValueError, IndexError):
+        try:
+            return psutil.Process(pid).memory_info().rss
+        except psutil.Error:
+            return 0
+
+
+def tree_memory(tree: list[int], limit: int) -> int:
+    """What a process tree holds, as exactly as `limit` needs it. Resident sizes summed are read
+    cheaply and bound the truth from above; only a tree of several processes whose sum passes the
+    limit is measured by proportional set size (each page shared since a fork split among its users),
+    which reads every mapping of every process and costs the evaluator far more."""
+    resident = sum(resident_bytes(pid) for pid in tree)
+    if len(tree) < 2 or resident <= limit:
+        return resident
+    total = 0
+    for pid in tree:
+        try:
+            total += psutil.Process(pid).memory_full_info().pss
+        except psutil.Error:
+            continue
     return total
 
 
@@ -191,6 +233,7 @@ class Sandbox:
         self.buffer = b""
         self.unsent = b""
         self.footprint_checked = 0.0
+        self.disk_due = 0.0
         self.waiting_since: float | None = None
         self.waited = 0.0
         self.idle_since: float | None = None
@@ -246,40 +289,27 @@ class Sandbox:
         self._check_footprint()
 
     def _check_footprint(self) -> None:
-        """Processes, memory and scratch disk: a scan of /proc and of the scratch directory, so
-        done every FOOTPRINT_PERIOD rather than on every poll."""
-        processes, resident = self._footprint()
-        if processes > self.limits.processes:
+        """Processes and memory (a scan of /proc), and, when due, the scratch disk: done every
+        FOOTPRINT_PERIOD rather than on every poll."""
+        tree = process_tree(self.pid)
+        if len(tree) > self.limits.processes:
             self.kill()
-            raise ChildGone(Verdict.RUNTIME_FAIL, f"started {processes} processes (limit {self.limits.processes}); "
+            raise ChildGone(Verdict.RUNTIME_FAIL, f"started {len(tree)} processes (limit {self.limits.processes}); "
                                             "a kernel needs none", self.output_tail())
-        if resident > self.limits.memory_bytes:
+        if tree_memory(tree, self.limits.memory_bytes) > self.limits.memory_bytes:
             self.kill()
             raise ChildGone(Verdict.RUNTIME_FAIL, f"exceeded the memory limit of {self.limits.memory_bytes >> 20} MiB",
                             self.output_tail())
+        now = time.monotonic()
+        if now < self.disk_due:
+            return
         written = sum(scratch_bytes(folder) for folder in (self.scratch, *(self.reach.writable if self.reach else ())))
         if written > self.limits.disk_bytes:
             self.kill()
             raise ChildGone(Verdict.RUNTIME_FAIL, f"wrote {written >> 20} MiB into its scratch directory (limit "
                                             f"{self.limits.disk_bytes >> 20} MiB): printed or saved far too much",
                             self.output_tail())
-
-    def _footprint(self) -> tuple[int, int]:
-        """Processes in the child's tree and the memory they hold. Forked processes share pages,
-        so a tree is measured by proportional set size (each shared page split among its users)."""
-        tree = process_tree(self.pid)
-        if len(tree) == 1:
-            try:
-                return 1, psutil.Process(self.pid).memory_info().rss
-            except psutil.Error:
-                return 0, 0
-        total = 0
-        for pid in tree:
-            try:
-                total += psutil.Process(pid).memory_full_info().pss
-            except psutil.Error:
-                continue
-        return len(tree), total
+        self.disk_due = now + next_disk_scan(written, self.limits.disk_bytes)
 
     def recv(self, timeout: float | None = None) -> dict[str, Any] | None:
         """The child's next message; None if `timeout` seconds pass without one."""

@@ -48,8 +48,9 @@ class EvaluatorConfig:
     timing_policy: dict[str, Any] = field(default_factory=dict)
     gpu_memory_fraction: float = 0.6
     # Cases' inputs and expected outputs kept on disk for every evaluator of this machine and later
-    # runs (reference_cache.py), at most this many bytes; 0: none kept.
-    reference_cache_bytes: int = 8 << 30
+    # runs (reference_cache.py), at most this many bytes; 0: none kept; None: a quarter of the free
+    # space where the cache lies, between 8 and 64 GiB (reference_cache.default_bytes).
+    reference_cache_bytes: int | None = None
     # Processes per candidate for its correctness cases, split by dtype (case_partition.py). 0: on a GPU,
     # three while the evaluator has cores to spare (see Evaluator.candidate_processes), else one; one on
     # the CPU, where the interpreter compiles nothing.

@@ -208,3 +208,48 @@ def test_a_case_is_written_to_disk_on_the_host_without_holding_the_gpu_lock(tmp_
     store.get(gelu, case)
     assert seen == [("free", {"cpu"})]
     assert cache.load(gelu, case) is not None
+
+
+def test_an_unchanged_entry_is_hashed_once_and_a_rewrite_after_that_is_still_caught(tmp_path, cache, gelu, monkeypatch):
+    from evaluator import reference_cache
+
+    monkeypatch.setattr(reference_cache, "_checked", {})
+    case = plan(gelu, on_gpu=False)[0]
+    store_with(tmp_path, cache, "first").get(gelu, case)
+    entry = only_entry(cache)
+    hashed = []
+    file_digest = reference_cache.hashlib.file_digest
+    monkeypatch.setattr(reference_cache.hashlib, "file_digest", lambda f, name: hashed.append(f.name) or file_digest(f, name))
+    changed = os.stat(entry / EXPECTED).st_ctime
+    monkeypatch.setattr(reference_cache.time, "time", lambda: changed + reference_cache.SETTLED_SECONDS / 2)
+    assert cache.load(gelu, case) is not None and cache.load(gelu, case) is not None
+    assert len(hashed) == 4, "files changed less than SETTLED_SECONDS ago are hashed at every read"
+    monkeypatch.setattr(reference_cache.time, "time", lambda: changed + reference_cache.SETTLED_SECONDS + 1)
+    hashed.clear()
+    assert cache.load(gelu, case) is not None and len(hashed) == 2
+    hashed.clear()
+    assert cache.load(gelu, case) is not None and cache.load(gelu, case) is not None
+    assert hashed == [], "a settled, unchanged file is not read again"
+    tamper_expected(entry)
+    assert cache.load(gelu, case) is None and not entry.exists(), "rewritten in place, same size: caught"
+
+
+def test_the_disk_bound_by_default_is_a_quarter_of_the_free_space_within_limits(tmp_path, monkeypatch):
+    from evaluator import reference_cache
+
+    usage = shutil.disk_usage(tmp_path)
+    monkeypatch.setattr(reference_cache.shutil, "disk_usage", lambda path: usage._replace(free=100 << 30))
+    assert reference_cache.default_bytes(tmp_path / "not" / "yet" / "made") == 25 << 30
+    monkeypatch.setattr(reference_cache.shutil, "disk_usage", lambda path: usage._replace(free=1 << 40))
+    assert reference_cache.default_bytes(tmp_path) == 64 << 30
+    monkeypatch.setattr(reference_cache.shutil, "disk_usage", lambda path: usage._replace(free=4 << 30))
+    assert reference_cache.default_bytes(tmp_path) == 8 << 30
+
+
+def test_a_gpu_evaluators_host_cache_takes_an_eighth_of_memory_per_gpu_within_limits(monkeypatch):
+    from evaluator import references
+
+    monkeypatch.setattr(references.torch.cuda, "device_count", lambda: 2)
+    for total, expected in ((256 << 30, 16 << 30), (1 << 40, 32 << 30), (32 << 30, 8 << 30)):
+        monkeypatch.setattr(references.psutil, "virtual_memory", lambda total=total: type("M", (), {"total": total}))
+        assert references.host_budget() == expected

@@ -293,6 +293,54 @@ def test_the_process_tree_finds_every_descendant_and_nothing_else():
     assert process_tree(nested.pid) == []
 
 
+FORKED_TREE = textwrap.dedent('''
+    import os, sys, time
+    hoard = b"x" * (96 << 20)  # touched: resident in the parent, shared with every child forked after
+    for _ in range(3):
+        if os.fork() == 0:
+            time.sleep(60)
+            os._exit(0)
+    print("ready", flush=True)
+    time.sleep(60)
+''')
+
+
+def test_a_forked_tree_is_held_to_its_limit_by_what_it_holds_not_by_its_shared_pages_counted_four_times():
+    import psutil
+
+    from evaluator.sandbox import process_tree, resident_bytes, tree_memory
+    parent = subprocess.Popen([sys.executable, "-c", FORKED_TREE], stdout=subprocess.PIPE, text=True)
+    try:
+        assert parent.stdout.readline().strip() == "ready"
+        tree = process_tree(parent.pid)
+        assert len(tree) == 4
+        summed = sum(resident_bytes(pid) for pid in tree)
+        assert summed > 4 * (96 << 20), "each process counts the shared pages as its own"
+        assert tree_memory(tree, limit=4 << 30) == summed, "far below the limit: the cheap sum stands"
+        held = tree_memory(tree, limit=2 * (96 << 20))
+        assert (96 << 20) < held < 2 * (96 << 20), "near it: the shared pages are counted once"
+        assert tree_memory([parent.pid], limit=1 << 20) == resident_bytes(parent.pid), "one process: its own pages"
+    finally:
+        for process in psutil.Process(parent.pid).children():
+            process.kill()
+        parent.kill()
+        parent.wait()
+
+
+def test_the_scratch_disk_is_scanned_often_only_near_its_limit():
+    from evaluator.sandbox import DISK_FILL_RATE, DISK_PERIOD_MAX, FOOTPRINT_PERIOD, next_disk_scan
+    limit = 8 << 30
+    for written in range(0, limit, 1 << 28):
+        wait = next_disk_scan(written, limit)
+        assert FOOTPRINT_PERIOD <= wait <= DISK_PERIOD_MAX
+        assert wait == FOOTPRINT_PERIOD or written + wait * DISK_FILL_RATE <= limit, "no pass of the limit unseen"
+    assert next_disk_scan(0, limit) >= 4 * FOOTPRINT_PERIOD
+    assert next_disk_scan(limit - (1 << 20), limit) == FOOTPRINT_PERIOD
+    assert next_disk_scan(limit + 1, limit) == FOOTPRINT_PERIOD
+    assert FOOTPRINT_PERIOD < next_disk_scan(limit // 2, limit) < next_disk_scan(0, limit)
+    assert next_disk_scan(0, 1 << 20) == FOOTPRINT_PERIOD, "a small limit is watched as closely as memory"
+
+
 def test_a_failure_reported_just_before_the_child_exits_is_not_lost(evaluators, suite, monkeypatch):
     """The child reports its failure and exits at once; the evaluator, busy elsewhere (here: slowed
     after each empty poll), learns of the exit before it reads the report. The report still stands."""
