@@ -33,7 +33,7 @@ FOOTPRINT_PERIOD = 0.25  # seconds between scans of a child's process tree and m
 # The scratch disk is scanned before a child writing at DISK_FILL_RATE could pass its limit, and at
 # least every DISK_PERIOD_MAX seconds: a walk of its folders costs the evaluator more than a look at
 # its memory, and a child far below its limit needs no scan four times a second.
-DISK_FILL_RATE = 8 << 30  # bytes per second
+DISK_FILL_RATE = 16 << 30  # bytes per second: several threads copying into tmpfs
 DISK_PERIOD_MAX = 2.0
 PAGE_BYTES = os.sysconf("SC_PAGE_SIZE")
 

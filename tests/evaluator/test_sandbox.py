@@ -334,10 +334,10 @@ def test_the_scratch_disk_is_scanned_often_only_near_its_limit():
         wait = next_disk_scan(written, limit)
         assert FOOTPRINT_PERIOD <= wait <= DISK_PERIOD_MAX
         assert wait == FOOTPRINT_PERIOD or written + wait * DISK_FILL_RATE <= limit, "no pass of the limit unseen"
-    assert next_disk_scan(0, limit) >= 4 * FOOTPRINT_PERIOD
+    assert next_disk_scan(0, limit) >= 2 * FOOTPRINT_PERIOD
     assert next_disk_scan(limit - (1 << 20), limit) == FOOTPRINT_PERIOD
     assert next_disk_scan(limit + 1, limit) == FOOTPRINT_PERIOD
-    assert FOOTPRINT_PERIOD < next_disk_scan(limit // 2, limit) < next_disk_scan(0, limit)
+    assert FOOTPRINT_PERIOD < next_disk_scan(limit // 4, limit) < next_disk_scan(0, limit)
     assert next_disk_scan(0, 1 << 20) == FOOTPRINT_PERIOD, "a small limit is watched as closely as memory"
 
 
