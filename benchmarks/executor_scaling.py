@@ -11,9 +11,9 @@ same kernels). A first pass through the local executor, one copy of each task, w
 calibration and reference caches, so every measured configuration sees the same warm caches; each
 configuration then scores the whole workload, and throughput is evaluations per second of wall time. For each configuration
 it also reports how busy the machine's CPUs were and the busy CPU seconds per evaluation (from
-/proc/stat, where there is one: every process of the machine counts), those seconds by kind of
-process (process_cpu.py: the evaluator, the candidates' processes and scouts, the memory checks,
-the compilers), and the evaluations' phases summed, to tell a GPU-bound run from a CPU-bound one.
+/proc/stat, where there is one: every process of the machine counts), those seconds and the bytes
+written to storage by kind of process (process_use.py: the evaluator, the candidates' processes and
+scouts, the memory checks, the compilers), and the evaluations' phases summed, to tell a GPU-bound run from a CPU-bound one.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from agentloop.evaluation import EvaluationQueue  # noqa: E402
-from benchmarks.process_cpu import ProcessCPU  # noqa: E402
+from benchmarks.process_use import ProcessUse  # noqa: E402
 from evaluator.loader import load_suite  # noqa: E402
 
 
@@ -113,7 +113,7 @@ def main() -> None:
             if hasattr(evaluations, "pids"):
                 evaluations.pids()  # Ray actors finish starting before the clock does
             cpu_before, began = cpu_times(), time.time()
-            with ProcessCPU() as by_kind:
+            with ProcessUse() as by_kind:
                 wall, results = asyncio.run(score(evaluations, jobs))
             cpu_busy, cpu_seconds = cpu_use(cpu_before, cpu_times())
         finally:
@@ -126,7 +126,9 @@ def main() -> None:
                      "wall_s": round(wall, 1),
                      "per_s": round(len(jobs) / wall, 3), "cpu_busy": cpu_busy, "cpus": os.cpu_count(),
                      "cpu_s_per_evaluation": round(cpu_seconds / len(jobs), 2) if cpu_seconds is not None else None,
-                     "cpu_s_per_evaluation_by_process": {k: round(v / len(jobs), 2) for k, v in by_kind.seconds.items()},
+                     "cpu_s_per_evaluation_by_process": {k: round(v / len(jobs), 2) for k, v in by_kind.cpu_seconds.items()},
+                     "written_mb_per_evaluation_by_process": {k: round(v / len(jobs) / 1e6, 1)
+                                                              for k, v in by_kind.written_bytes.items()},
                      "phase_sums_s": phase_sums(results), "verdicts": dict(Counter(verdicts)),
                      "verdicts_differing_from_first_executor": differing})
         print(json.dumps(rows[-1]), flush=True)
@@ -140,14 +142,19 @@ def main() -> None:
               f"{ratio:.2f}x | {ratio / r['devices']:.0%} | {_percent(r['cpu_busy'])} of {r['cpus']} | "
               f"{r['cpu_s_per_evaluation'] if r['cpu_s_per_evaluation'] is not None else '-'} | "
               f"{len(r['verdicts_differing_from_first_executor'])} |")
-    kinds = list(dict.fromkeys(k for r in rows for k in r["cpu_s_per_evaluation_by_process"]))
-    print("\nCPU seconds per evaluation, by process (sampled twice a second: a floor)\n\n| executor | "
-          + " | ".join(kinds) + " |\n|---|" + "---|" * len(kinds))
-    for r in rows:
-        print(f"| {r['executor']} | " + " | ".join(str(r["cpu_s_per_evaluation_by_process"].get(k, "-")) for k in kinds)
-              + " |")
+    for figure, title in (("cpu_s_per_evaluation_by_process", "CPU seconds"),
+                          ("written_mb_per_evaluation_by_process", "MB written to storage")):
+        print_by_process(rows, figure, title)
     if args.json:
         args.json.write_text(json.dumps(rows, indent=1))
+
+
+def print_by_process(rows: list[dict], figure: str, title: str) -> None:
+    kinds = list(dict.fromkeys(k for r in rows for k in r[figure]))
+    print(f"\n{title} per evaluation, by process (sampled twice a second: a floor)\n\n| executor | "
+          + " | ".join(kinds) + " |\n|---|" + "---|" * len(kinds))
+    for r in rows:
+        print(f"| {r['executor']} | " + " | ".join(str(r[figure].get(k, "-")) for k in kinds) + " |")
 
 
 def _percent(fraction: float | None) -> str:
