@@ -218,6 +218,7 @@ class Evaluator:
                             environment=environment(self.device.type, self.device.index or 0))
         with self.references.using(task), Evaluation(self, task, source) as evaluation:
             run_stages(evaluation, result)
+        result.phases.update(evaluation.cpu_seconds())
         result.phases["total"] = time.perf_counter() - began
         if self.on_gpu:
             memory_gate.trim_cached(self.device)  # what this evaluation's references and judging left cached

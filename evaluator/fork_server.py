@@ -44,6 +44,7 @@ class ForkServerError(RuntimeError):
 class ExitInfo:
     code: int | None
     signal: int | None
+    cpu_seconds: float | None = None  # the process's and its reaped descendants' user and system time
 
     def describe(self, process: str = "the candidate's process") -> str:
         if self.signal is not None:
@@ -98,7 +99,7 @@ class ForkServer:
                 if isinstance(message, protocol.Exited) and message.pid in self._forgotten:
                     self._forgotten.discard(message.pid)
                 elif isinstance(message, protocol.Exited):
-                    self._exits[message.pid] = ExitInfo(message.code, message.signal)
+                    self._exits[message.pid] = ExitInfo(message.code, message.signal, message.cpu_s)
                 elif isinstance(message, protocol.Spawned):
                     self._replies[message.id] = message.pid
                 self._cond.notify_all()

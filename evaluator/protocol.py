@@ -227,6 +227,7 @@ class Exited:
     pid: int
     code: int | None = None
     signal: int | None = None
+    cpu_s: float | None = None  # user and system time of the process and of its reaped descendants
 
 
 SERVER_EVENTS = {kind.EVENT: kind for kind in (ServerReady, Spawned, Exited)}

@@ -36,6 +36,7 @@ FOOTPRINT_PERIOD = 0.25  # seconds between scans of a child's process tree and m
 DISK_FILL_RATE = 16 << 30  # bytes per second: several threads copying into tmpfs
 DISK_PERIOD_MAX = 2.0
 PAGE_BYTES = os.sysconf("SC_PAGE_SIZE")
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 
 
 _CHILDREN_FILES = os.path.exists(f"/proc/self/task/{os.getpid()}/children")
@@ -103,6 +104,20 @@ def scratch_bytes(folder: Path) -> int:
             except OSError:
                 continue
     return total
+
+
+def tree_cpu_seconds(pid: int) -> float | None:
+    """User and system time of a running process tree: each process's own, and that of the
+    processes each has reaped; None once the process is gone."""
+    ticks = None
+    for member in process_tree(pid):
+        try:
+            with open(f"/proc/{member}/stat") as stat:
+                fields = stat.read().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        ticks = (ticks or 0) + sum(int(v) for v in fields[11:15])
+    return None if ticks is None else ticks / CLOCK_TICKS
 
 
 def next_disk_scan(written: int, limit: int) -> float:
@@ -234,6 +249,7 @@ class Sandbox:
         self.unsent = b""
         self.footprint_checked = 0.0
         self.disk_due = 0.0
+        self.cpu_seconds: float | None = None  # the child's CPU time, what it started included: read at close
         self.waiting_since: float | None = None
         self.waited = 0.0
         self.idle_since: float | None = None
@@ -428,7 +444,9 @@ class Sandbox:
         if self.closed:
             return
         self.closed = True
-        if self.server.exit_info(self.pid) is None:
+        exited = self.server.exit_info(self.pid)
+        self.cpu_seconds = exited.cpu_seconds if exited is not None else tree_cpu_seconds(self.pid)
+        if exited is None:
             self.kill()
         self.server.forget(self.pid)
         for s in (self.conn, self.listener):

@@ -162,13 +162,14 @@ def _write(message) -> None:
 def _reap() -> None:
     while True:
         try:
-            pid, status = os.waitpid(-1, os.WNOHANG)
+            pid, status, usage = os.wait3(os.WNOHANG)
         except ChildProcessError:
             return
         if pid == 0:
             return
         code = os.waitstatus_to_exitcode(status)
-        _write(protocol.Exited(pid=pid, code=code if code >= 0 else None, signal=-code if code < 0 else None))
+        _write(protocol.Exited(pid=pid, code=code if code >= 0 else None, signal=-code if code < 0 else None,
+                               cpu_s=round(usage.ru_utime + usage.ru_stime, 3)))
 
 
 def serve() -> None:

@@ -37,10 +37,25 @@ class Evaluation:
     probing: Future[list[CaseData]] | None = None
     passed_outputs: dict[int, Any] = field(default_factory=dict)  # kept outputs of timing cases, by plan index
     held: contextlib.ExitStack = field(default_factory=contextlib.ExitStack)
+    boxes: list[Sandbox] = field(default_factory=list)  # every process it started, for their CPU time
 
     @property
     def timed(self) -> bool:
         return self.scorer.on_gpu and self.scorer.config.timing
+
+    def own(self, box: Sandbox) -> Sandbox:
+        """`box`, counted among the evaluation's processes."""
+        self.boxes.append(box)
+        return box
+
+    def cpu_seconds(self) -> dict[str, float]:
+        """CPU time of the evaluation's closed processes by kind (`cpu_candidate`, `cpu_scout`,
+        `cpu_memcheck`): each process's own and that of the processes it started and reaped."""
+        totals: dict[str, float] = {}
+        for box in self.boxes:
+            if box.cpu_seconds is not None:
+                totals[f"cpu_{box.kind}"] = totals.get(f"cpu_{box.kind}", 0.0) + box.cpu_seconds
+        return totals
 
     def release(self) -> None:
         """Ends the candidate's processes and removes its files (once; later calls do nothing)."""

@@ -102,7 +102,7 @@ def run_scout(ev: Evaluation, finished: threading.Event, result: EvalResult) -> 
     members = list(range(len(feed.cases)))
     sent, began = 0, time.perf_counter()
     try:
-        with Sandbox(scorer.server, "scout", ev.job, {"candidate.py": ev.source}, scorer.limits, ev.reach) as box:
+        with ev.own(Sandbox(scorer.server, "scout", ev.job, {"candidate.py": ev.source}, scorer.limits, ev.reach)) as box:
             while not finished.is_set():
                 sent = send_ready_cases(box, feed, members, sent)
                 message = box.recv(timeout=FEED_POLL_SECONDS if sent < len(members) else SHARE_POLL_SECONDS)

@@ -21,6 +21,7 @@ def start_checker(ev: Evaluation) -> MemcheckRun | None:
     if not (scorer.on_gpu and scorer.config.memcheck and scorer.sanitizer):
         return None
     checker = MemcheckRun(scorer.server, ev.job, ev.source, scorer.limits, ev.reach, scorer.sanitizer)
+    ev.own(checker.box)
     indices = [feed.cases.index(c) for c in checked_cases(ev.task) if c in feed.cases]
     checker.feed(feed.ready, [(i, lambda i=i: feed.data[i].inputs_file, describe_case(feed.cases[i]))
                               for i in indices])

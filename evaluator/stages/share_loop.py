@@ -132,7 +132,8 @@ def run_share_apart(ev: Evaluation, share: Share, earliest: EarliestFailure) -> 
     """Runs `share` in a process of its own (on a thread of its own)."""
     scorer = ev.scorer
     try:
-        with Sandbox(scorer.server, "candidate", ev.job, {"candidate.py": ev.source}, scorer.limits, ev.reach) as box:
+        with ev.own(Sandbox(scorer.server, "candidate", ev.job, {"candidate.py": ev.source}, scorer.limits,
+                            ev.reach)) as box:
             run_share(ev, box, share, earliest)
     except BaseException as exc:  # noqa: BLE001 - re-raised by the evaluation's thread
         share.failure, share.failed_at = exc, -1

@@ -37,8 +37,8 @@ def start(ev: Evaluation, result: EvalResult) -> None:
         if not isinstance(ev.baseline, dict):
             ev.held.callback(ev.baseline.cancel)
     with phase(result, "spawn"):
-        ev.box = ev.held.enter_context(Sandbox(scorer.server, "candidate", ev.job, {"candidate.py": ev.source},
-                                               scorer.limits, ev.reach))
+        ev.box = ev.held.enter_context(ev.own(Sandbox(scorer.server, "candidate", ev.job, {"candidate.py": ev.source},
+                                                      scorer.limits, ev.reach)))
         ev.checker = memcheck.start_checker(ev)
         if ev.checker is not None:
             ev.held.enter_context(ev.checker)

@@ -38,6 +38,5 @@ def test_a_processs_cpu_time_and_writes_are_counted_under_its_kind_and_a_strange
         checked = subprocess.Popen([sys.executable, "-c", BURN, str(tmp_path / "a"), "memcheck_process"])
         stranger = subprocess.Popen([sys.executable, "-c", BURN, str(tmp_path / "b")])
         checked.wait(), stranger.wait()
-    assert use.cpu_seconds.get("memory checks", 0) >= 1.0
-    assert set(use.cpu_seconds) <= {"memory checks", "evaluator"}, "the other burner is nobody's"
-    assert use.written_bytes.get("memory checks", 0) >= 4 << 20, "its file, synced to storage"
+    assert 1.0 <= use.cpu_seconds.get("memory checks", 0) < 2.4, "its burn, and not the other one's"
+    assert 4 << 20 <= use.written_bytes.get("memory checks", 0) < 8 << 20, "its file, synced to storage"

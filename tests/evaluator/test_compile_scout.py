@@ -43,6 +43,7 @@ def test_a_scouted_candidate_gets_the_verdict_it_gets_alone(scouted, evaluators,
     assert "scout" not in alone.phases
     if name == "correct":
         assert with_scout.correct and "scout" in with_scout.phases, with_scout.phases
+        assert with_scout.phases["cpu_scout"] >= 0 and "cpu_scout" not in alone.phases
 
 
 def test_the_board_names_a_specialization_the_same_way_for_every_process():

@@ -327,6 +327,25 @@ def test_a_forked_tree_is_held_to_its_limit_by_what_it_holds_not_by_its_shared_p
         parent.wait()
 
 
+BURN_THEN = """
+import time
+_began = time.process_time()
+while time.process_time() < _began + 0.5:
+    pass
+"""
+
+
+@pytest.mark.parametrize("ending", ["y = torch.empty_like(input)\nlaunch(input, y, approximate)\nreturn y",
+                                    "import os\nos._exit(3)"])
+def test_the_cpu_time_of_a_candidates_process_is_in_its_result_whether_it_is_killed_or_exits(evaluators, suite, ending):
+    """Read from /proc before the evaluator kills a process it is done with, and from the fork
+    server's wait for one that exited by itself (with its reaped descendants' in both cases)."""
+    from tests.evaluator.test_gpu import gelu_candidate
+    result = evaluators(static=False).evaluate(suite["Activation/gelu"], gelu_candidate(BURN_THEN + ending))
+    assert result.verdict.value == ("CORRECT" if "return" in ending else "RUNTIME_FAIL"), result.reason
+    assert result.phases["cpu_candidate"] >= 0.5, result.phases
+
+
 def test_the_scratch_disk_is_scanned_often_only_near_its_limit():
     from evaluator.sandbox import DISK_FILL_RATE, DISK_PERIOD_MAX, FOOTPRINT_PERIOD, next_disk_scan
     limit = 8 << 30
