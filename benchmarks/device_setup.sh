@@ -16,5 +16,9 @@ fi
   nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
   python3 -c "import sys, torch, triton; print('python', sys.version.split()[0], 'torch', torch.__version__, 'triton', triton.__version__)"
   ldconfig -p | grep -c seccomp | sed 's/^/libseccomp entries: /'
+  nproc | sed 's/^/CPUs: /'
+  for folder in /dev/shm /tmp; do  # scratch folders: in memory (tmpfs) or on a disk
+    echo "$folder: $(stat -f -c %T "$folder" 2>/dev/null), $(df -h --output=size,avail "$folder" 2>/dev/null | tail -1)"
+  done
   git log -1 --format=%h 2>/dev/null || true
 } | tee "$1"

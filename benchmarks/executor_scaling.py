@@ -55,6 +55,17 @@ def cpu_times() -> tuple[int, int] | None:
     return sum(fields) - idle, sum(fields)
 
 
+def disk_written() -> int | None:
+    """Bytes written to the machine's disks since boot (whole disks, not their partitions); None
+    without /proc/diskstats."""
+    disks = {p.name for p in Path("/sys/block").glob("*") if not p.name.startswith(("loop", "ram", "zram"))}
+    try:
+        lines = Path("/proc/diskstats").read_text().splitlines()
+    except OSError:
+        return None
+    return sum(int(f[9]) * 512 for f in map(str.split, lines) if len(f) > 9 and f[2] in disks)
+
+
 def cpu_use(before: tuple[int, int] | None, after: tuple[int, int] | None) -> tuple[float | None, float | None]:
     """The share of the machine's CPU time that was busy, and the busy CPU seconds, between two readings."""
     if before is None or after is None or after[1] <= before[1]:
@@ -112,10 +123,11 @@ def main() -> None:
             devices = len(getattr(evaluations, "devices", [])) or 1
             if hasattr(evaluations, "pids"):
                 evaluations.pids()  # Ray actors finish starting before the clock does
-            cpu_before, began = cpu_times(), time.time()
+            cpu_before, disk_before, began = cpu_times(), disk_written(), time.time()
             with ProcessUse() as by_kind:
                 wall, results = asyncio.run(score(evaluations, jobs))
             cpu_busy, cpu_seconds = cpu_use(cpu_before, cpu_times())
+            disk_after = disk_written()
         finally:
             evaluations.close()
         verdicts = [r.verdict.value for r in results]
@@ -127,6 +139,7 @@ def main() -> None:
                      "per_s": round(len(jobs) / wall, 3), "cpu_busy": cpu_busy, "cpus": os.cpu_count(),
                      "cpu_s_per_evaluation": round(cpu_seconds / len(jobs), 2) if cpu_seconds is not None else None,
                      "cpu_s_per_evaluation_by_process": {k: round(v / len(jobs), 2) for k, v in by_kind.cpu_seconds.items()},
+                     "disk_written_mb": round((disk_after - disk_before) / 1e6) if disk_before is not None else None,
                      "written_mb_per_evaluation_by_process": {k: round(v / len(jobs) / 1e6, 1)
                                                               for k, v in by_kind.written_bytes.items()},
                      "phase_sums_s": phase_sums(results), "verdicts": dict(Counter(verdicts)),

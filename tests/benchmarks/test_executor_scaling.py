@@ -1,0 +1,41 @@
+"""The scaling benchmark's machine-wide readings (it runs on any Linux machine)."""
+
+import importlib.util
+import os
+from pathlib import Path
+
+import pytest
+
+BENCHMARK = Path(__file__).resolve().parents[2] / "benchmarks" / "executor_scaling.py"
+
+
+def _benchmark():
+    spec = importlib.util.spec_from_file_location("executor_scaling", BENCHMARK)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def file_system_type(path: Path) -> str:
+    mounts = [line.split()[1:3] for line in Path("/proc/mounts").read_text().splitlines()]
+    return max((m for m in mounts if str(path).startswith(m[0])), key=lambda m: len(m[0]))[1]
+
+
+@pytest.mark.skipif(not Path("/proc/diskstats").exists(), reason="reads /proc")
+def test_bytes_synced_to_a_disk_show_in_the_machines_disk_writes(tmp_path):
+    if file_system_type(tmp_path) in ("tmpfs", "ramfs"):
+        pytest.skip("the temporary folder is in memory")
+    bench = _benchmark()
+    before = bench.disk_written()
+    with open(tmp_path / "block", "wb") as f:
+        f.write(os.urandom(8 << 20))
+        f.flush()
+        os.fsync(f.fileno())
+    assert bench.disk_written() - before >= 8 << 20
+
+
+def test_cpu_use_is_the_busy_share_between_two_readings():
+    bench = _benchmark()
+    share, seconds = bench.cpu_use((100, 1000), (400, 2000))
+    assert share == 0.3 and seconds == 300 / os.sysconf("SC_CLK_TCK")
+    assert bench.cpu_use(None, (1, 2)) == (None, None)
