@@ -249,7 +249,22 @@ def test_the_disk_bound_by_default_is_a_quarter_of_the_free_space_within_limits(
 def test_a_gpu_evaluators_host_cache_takes_an_eighth_of_memory_per_gpu_within_limits(monkeypatch):
     from evaluator import references
 
-    monkeypatch.setattr(references.torch.cuda, "device_count", lambda: 2)
+    monkeypatch.setattr(references, "machine_gpus", lambda: 2)
     for total, expected in ((256 << 30, 16 << 30), (1 << 40, 32 << 30), (32 << 30, 8 << 30)):
         monkeypatch.setattr(references.psutil, "virtual_memory", lambda total=total: type("M", (), {"total": total}))
         assert references.host_budget() == expected
+
+
+def test_the_machines_gpus_are_counted_even_where_this_process_sees_one(monkeypatch):
+    from evaluator import references
+
+    monkeypatch.setattr(references.torch.cuda, "device_count", lambda: 1)
+    monkeypatch.setattr(references.torch.cuda, "_raw_device_count_nvml", lambda: 4, raising=False)
+    assert references.machine_gpus() == 4
+
+    def no_nvml():
+        raise OSError("libnvidia-ml.so.1: cannot open shared object file")
+    monkeypatch.setattr(references.torch.cuda, "_raw_device_count_nvml", no_nvml)
+    assert references.machine_gpus() == 1
+    monkeypatch.setattr(references.torch.cuda, "device_count", lambda: 0)
+    assert references.machine_gpus() == 1
