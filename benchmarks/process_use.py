@@ -17,6 +17,8 @@ from collections import Counter
 from pathlib import Path
 from typing import NamedTuple
 
+from evaluator.sandbox import process_stat
+
 PERIOD = 0.5
 COMPILERS = {"ptxas", "cc1", "as", "ld", "gcc", "nvdisasm", "cuobjdump"}
 BY_COMMAND = (("memcheck_process", "memory checks"), ("fork_server_process", "candidates and scouts"),
@@ -43,14 +45,15 @@ def kind_of(comm: str, command: str, benchmark_pid: int, pid: int) -> str | None
 
 def _read(pid: int) -> Reading | None:
     """One process's name, command line and use so far; None once it is gone."""
+    stat = process_stat(pid)
     try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
         command = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
     except OSError:
         return None
-    fields = stat[stat.rindex(")") + 2:].split()
-    return Reading(stat[stat.index("(") + 1:stat.rindex(")")], command, int(fields[11]) + int(fields[12]),
-                   _written(pid))
+    if stat is None:
+        return None
+    comm, fields = stat
+    return Reading(comm, command, int(fields[11]) + int(fields[12]), _written(pid))
 
 
 def _written(pid: int) -> int:

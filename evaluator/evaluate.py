@@ -26,7 +26,7 @@ from evaluator.fork_server import ForkServer, secret_values
 from evaluator.integrity import ProjectIntegrity
 from evaluator.judging import Judge
 from evaluator.redaction import Redactor
-from evaluator.reference_cache import ReferenceCache, default_bytes as default_reference_cache_bytes
+from evaluator.reference_cache import ReferenceCache
 from evaluator.references import ReferenceStore
 from evaluator.result import EvalResult, Stage, Verdict
 from evaluator.sandbox import Sandbox, scratch_root
@@ -107,10 +107,8 @@ class Evaluator:
         self._make_folders()
         self.references = ReferenceStore(self.work_dir, self.device, lock_dir=self.lock_dir)
         cache_bytes = self.config.reference_cache_bytes
-        if cache_bytes is None:
-            cache_bytes = default_reference_cache_bytes(self.cache_dir)
         self.reference_cache = (ReferenceCache(self.cache_dir / "references", self.device, cache_bytes)
-                                if cache_bytes else None)
+                                if cache_bytes != 0 else None)
         self.probe_offsets = probes.draw_seeds()
         self.second_look_offsets = probes.draw_seeds()  # new inputs again, where the first probe was slow
         self._start_servers()

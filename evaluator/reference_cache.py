@@ -66,14 +66,11 @@ def _entry_digest(path: Path) -> str:
     return digest
 
 
-def default_bytes(cache_dir: Path) -> int:
-    """A quarter of the free space on the cache's file system, between 8 and 64 GiB: the cases of
+def default_bytes(folder: Path) -> int:
+    """A quarter of the free space on the folder's file system, between 8 and 64 GiB: the cases of
     the tasks an experiment cycles through stay, rather than each pushing out the next one needed."""
-    probe = Path(cache_dir)
-    while not probe.exists() and probe != probe.parent:
-        probe = probe.parent
     try:
-        free = shutil.disk_usage(probe).free
+        free = shutil.disk_usage(folder).free
     except OSError:
         return 8 << 30
     return max(8 << 30, min(64 << 30, free // 4))
@@ -89,11 +86,12 @@ def device_model(device: torch.device) -> str:
 class ReferenceCache:
     """One folder of entries; other evaluators may add or remove entries at any moment."""
 
-    def __init__(self, directory: Path, device: torch.device, max_bytes: int):
+    def __init__(self, directory: Path, device: torch.device, max_bytes: int | None = None):
+        """`max_bytes`: the folder's bound; None: default_bytes."""
         self.directory = Path(directory)
         self.device = device
-        self.max_bytes = max_bytes
         self.directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+        self.max_bytes = max_bytes if max_bytes is not None else default_bytes(self.directory)
         self._estimate: int | None = None  # bytes in the folder: scanned, plus what this process added since
         self._estimate_lock = threading.Lock()
         self._machine = {"format": FORMAT, "torch": torch.__version__, "numpy": numpy.__version__,

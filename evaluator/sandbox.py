@@ -106,18 +106,23 @@ def scratch_bytes(folder: Path) -> int:
     return total
 
 
+def process_stat(pid: int) -> tuple[str, list[str]] | None:
+    """A process's name and the fields of /proc/PID/stat after it (utime is [11]); None once gone."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            text = stat.read()
+    except OSError:
+        return None
+    return text[text.index("(") + 1:text.rindex(")")], text[text.rindex(")") + 2:].split()
+
+
 def tree_cpu_seconds(pid: int) -> float | None:
-    """User and system time of a running process tree: each process's own, and that of the
-    processes each has reaped; None once the process is gone."""
-    ticks = None
-    for member in process_tree(pid):
-        try:
-            with open(f"/proc/{member}/stat") as stat:
-                fields = stat.read().rsplit(")", 1)[1].split()
-        except (OSError, IndexError):
-            continue
-        ticks = (ticks or 0) + sum(int(v) for v in fields[11:15])
-    return None if ticks is None else ticks / CLOCK_TICKS
+    """User and system time of a running process tree: each process's own (utime, stime), and that
+    of the processes each has reaped (cutime, cstime); None once the process is gone."""
+    stats = [s for s in map(process_stat, process_tree(pid)) if s is not None]
+    if not stats:
+        return None
+    return sum(int(v) for _, fields in stats for v in fields[11:15]) / CLOCK_TICKS
 
 
 def next_disk_scan(written: int, limit: int) -> float:

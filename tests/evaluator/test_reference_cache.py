@@ -239,7 +239,8 @@ def test_the_disk_bound_by_default_is_a_quarter_of_the_free_space_within_limits(
 
     usage = shutil.disk_usage(tmp_path)
     monkeypatch.setattr(reference_cache.shutil, "disk_usage", lambda path: usage._replace(free=100 << 30))
-    assert reference_cache.default_bytes(tmp_path / "not" / "yet" / "made") == 25 << 30
+    assert reference_cache.default_bytes(tmp_path) == 25 << 30
+    assert ReferenceCache(tmp_path / "references", CPU).max_bytes == 25 << 30, "the bound a cache gets by default"
     monkeypatch.setattr(reference_cache.shutil, "disk_usage", lambda path: usage._replace(free=1 << 40))
     assert reference_cache.default_bytes(tmp_path) == 64 << 30
     monkeypatch.setattr(reference_cache.shutil, "disk_usage", lambda path: usage._replace(free=4 << 30))
