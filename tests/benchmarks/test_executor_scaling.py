@@ -35,6 +35,7 @@ def test_bytes_synced_to_a_disk_show_in_the_machines_disk_writes(tmp_path):
 
 
 def test_cpu_use_is_the_busy_share_between_two_readings():
+    """Arithmetic on two given readings of /proc/stat (busy, total jiffies), nothing measured."""
     bench = _benchmark()
     share, seconds = bench.cpu_use((100, 1000), (400, 2000))
     assert share == 0.3 and seconds == 300 / os.sysconf("SC_CLK_TCK")

@@ -320,6 +320,7 @@ def test_a_forked_tree_is_held_to_its_limit_by_what_it_holds_not_by_its_shared_p
         held = tree_memory(tree, limit=2 * (96 << 20))
         assert (96 << 20) < held < 2 * (96 << 20), "near it: the shared pages are counted once"
         assert tree_memory([parent.pid], limit=1 << 20) == resident_bytes(parent.pid), "one process: its own pages"
+        assert tree_memory(tree, limit=64 << 20) > 64 << 20, "what the tree holds once still passes a lower limit"
     finally:
         for process in psutil.Process(parent.pid).children():
             process.kill()
@@ -344,6 +345,35 @@ def test_the_cpu_time_of_a_candidates_process_is_in_its_result_whether_it_is_kil
     result = evaluators(static=False).evaluate(suite["Activation/gelu"], gelu_candidate(BURN_THEN + ending))
     assert result.verdict.value == ("CORRECT" if "return" in ending else "RUNTIME_FAIL"), result.reason
     assert result.phases["cpu_candidate"] >= 0.5, result.phases
+
+
+BURST_THEN_IDLE = """
+import os, threading, time
+def burst(k):
+    with open(os.path.join(os.getcwd(), f"burst{k}"), "wb") as f:
+        for _ in range(64):
+            f.write(b"x" * (1 << 20))
+workers = [threading.Thread(target=burst, args=(k,)) for k in range(4)]
+for w in workers:
+    w.start()
+for w in workers:
+    w.join()
+while True:
+    time.sleep(0.05)
+"""
+
+
+def test_a_burst_written_between_two_walks_of_the_scratch_disk_is_caught_at_the_next(evaluators, suite, monkeypatch):
+    """The adversary of the walk's schedule: with the static checks off, four threads write 256 MiB
+    at once, right after a walk, then sit still (within their step time) hoping no walk comes again."""
+    from evaluator import sandbox
+    from tests.evaluator.test_gpu import gelu_candidate
+    monkeypatch.setattr(sandbox, "DISK_FILL_RATE", 16 << 20)  # 128 MiB of headroom: the next walk waits its longest
+    assert sandbox.next_disk_scan(0, 128 << 20) == sandbox.DISK_PERIOD_MAX
+    result = evaluators(static=False, disk_bytes=128 << 20).evaluate(suite["Activation/gelu"],
+                                                                    gelu_candidate(BURST_THEN_IDLE))
+    assert result.verdict.value == "RUNTIME_FAIL" and "into its scratch directory (limit 128 MiB)" in result.reason, \
+        result.reason
 
 
 def test_the_scratch_disk_is_scanned_often_only_near_its_limit():
