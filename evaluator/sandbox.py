@@ -40,6 +40,7 @@ CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 
 
 _CHILDREN_FILES = os.path.exists(f"/proc/self/task/{os.getpid()}/children")
+_STATM_FILES = os.path.exists("/proc/self/statm")
 
 
 def process_tree(pid: int) -> list[int]:
@@ -131,17 +132,14 @@ def next_disk_scan(written: int, limit: int) -> float:
 
 
 def resident_bytes(pid: int) -> int:
-    """The process's resident memory, from one small /proc file; 0 once it is gone."""
+    """The process's resident memory, from one small /proc file where there is one; 0 once it is gone."""
     try:
+        if not _STATM_FILES:
+            return psutil.Process(pid).memory_info().rss
         with open(f"/proc/{pid}/statm") as statm:
             return int(statm.read().split()[1]) * PAGE_BYTES
-    except FileNotFoundError:
+    except (OSError, ValueError, IndexError, psutil.Error):
         return 0
-    except (OSError, ValueError, IndexError):
-        try:
-            return psutil.Process(pid).memory_info().rss
-        except psutil.Error:
-            return 0
 
 
 def tree_memory(tree: list[int], limit: int) -> int:

@@ -506,3 +506,13 @@ def test_a_child_that_dies_with_unread_messages_reads_as_closed_not_as_an_error(
     box = types.SimpleNamespace(conn=ours)
     assert Sandbox._receive(box) == b""
     ours.close()
+
+
+def test_resident_memory_is_read_without_proc_too(monkeypatch):
+    import psutil
+
+    from evaluator import sandbox
+    from_proc = sandbox.resident_bytes(os.getpid())
+    monkeypatch.setattr(sandbox, "_STATM_FILES", False)
+    assert from_proc > 0 and abs(sandbox.resident_bytes(os.getpid()) - psutil.Process().memory_info().rss) < 64 << 20
+    assert sandbox.resident_bytes(2 ** 22 + 12345) == 0, "a process that is gone holds nothing"
