@@ -46,8 +46,13 @@ class EvaluationQueue:
         per_device = workers or (cores if devices == ["cpu"] else max(1, min(8, cores // (2 * len(devices)))))
         options = {"timing": timing, "compile_baseline": compile_baseline, "profile": profile, "memcheck": memcheck}
         apart = len(devices) > 1 if processes is None else processes
-        backend = EvaluatorProcess if apart else InProcessEvaluator
-        self.backends = [backend(d, per_device, options) for d in devices]
+        if apart:
+            # building inputs and judging outputs on the host: the cores shared among every
+            # device's evaluations, rather than a thread per core in each of them
+            threads = max(1, cores // (len(devices) * per_device))
+            self.backends = [EvaluatorProcess(d, per_device, options, threads) for d in devices]
+        else:
+            self.backends = [InProcessEvaluator(d, per_device, options) for d in devices]
         try:
             for each in self.backends:  # evaluator processes start side by side
                 each.wait_ready()

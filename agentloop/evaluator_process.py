@@ -69,11 +69,11 @@ class _Link:
     """One evaluator process and the evaluations asked of it; a restart makes a new link, so a dead
     process's failures never reach evaluations asked of its successor."""
 
-    def __init__(self, device: str, workers: int, options: dict[str, Any]):
+    def __init__(self, device: str, workers: int, options: dict[str, Any], cpu_threads: int | None = None):
         self.device = device
         context = multiprocessing.get_context("spawn")
         self.conn, child = context.Pipe()
-        self.process = context.Process(target=serve, args=(child, device, workers, options),
+        self.process = context.Process(target=serve, args=(child, device, workers, options, cpu_threads),
                                        name=f"evaluator {device}", daemon=True)
         self.process.start()
         child.close()
@@ -149,11 +149,12 @@ class EvaluatorProcess:
     """The device's Evaluator in a child process, `workers` evaluations at once on its threads. If
     the process dies, a new one takes its place and the evaluations it had are asked again, once."""
 
-    def __init__(self, device: str, workers: int, options: dict[str, Any]):
-        self.device, self.workers, self.options = device, workers, options
+    def __init__(self, device: str, workers: int, options: dict[str, Any], cpu_threads: int | None = None):
+        """`cpu_threads`: torch's CPU threads in the process (its default: one per core)."""
+        self.device, self.workers, self.options, self.cpu_threads = device, workers, options, cpu_threads
         self._replacing = threading.Lock()
         self._closed = False
-        self.link = _Link(device, workers, options)
+        self.link = _Link(device, workers, options, cpu_threads)
         self.restarts = 0
 
     @property
@@ -190,7 +191,7 @@ class EvaluatorProcess:
         """One new process for a dead one, however many of its evaluations ask."""
         with self._replacing:
             if self.link is dead:
-                self.link = _Link(self.device, self.workers, self.options)
+                self.link = _Link(self.device, self.workers, self.options, self.cpu_threads)
                 self.restarts += 1
                 dead.conn.close()
 
@@ -199,9 +200,12 @@ class EvaluatorProcess:
         self.link.close()
 
 
-def serve(conn, device: str, workers: int, options: dict[str, Any]) -> None:
+def serve(conn, device: str, workers: int, options: dict[str, Any], cpu_threads: int | None = None) -> None:
     """The evaluator process: evaluations asked for on `conn`, answered there as they finish."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the orchestrator's to handle
+    if cpu_threads:
+        import torch
+        torch.set_num_threads(cpu_threads)
     if device == "cpu":
         os.environ.setdefault("TRITON_INTERPRET", "1")
     try:

@@ -12,10 +12,13 @@ from __future__ import annotations
 
 import os
 import stat
+import sys
+from typing import Callable
 
 from triton.runtime.cache import FileCacheManager
 
 STUBS_VARIABLE = "AGENTLOOP_TRITON_STUBS"
+KEY_VARIABLE = "AGENTLOOP_TRITON_KEY"
 MANAGER = f"{__name__}:LayeredCacheManager"
 
 
@@ -54,3 +57,37 @@ def build_stubs(stubs: str) -> None:
     from triton.runtime import driver
 
     driver.active.utils  # noqa: B018 - compiling it is the point
+
+
+def _key_function() -> Callable[[], str] | None:
+    """Triton's own key (a hash of its sources and its compiler library), where this Triton keeps it."""
+    try:
+        from triton.runtime.cache import triton_key
+    except ImportError:
+        try:
+            from triton.compiler.compiler import triton_key
+        except ImportError:
+            return None
+    return triton_key
+
+
+def own_key() -> str | None:
+    """Triton's key, hashed at the first call in a process (0.4 s) and remembered after."""
+    function = _key_function()
+    return function() if function is not None else None
+
+
+def reuse_key(key: str) -> int:
+    """In a process started afresh rather than forked (the memory check's, which Compute Sanitizer
+    starts), Triton's key as the fork server hashed it, instead of hashing Triton again: every
+    Triton module that holds the key function gets one that returns `key`. The number replaced.
+    The key only names entries of the process's own cache; a wrong one would make it compile again."""
+    function = _key_function()
+    if function is None:
+        return 0
+    replaced = 0
+    for name, module in list(sys.modules.items()):
+        if (name == "triton" or name.startswith("triton.")) and getattr(module, "triton_key", None) is function:
+            module.triton_key = lambda: key
+            replaced += 1
+    return replaced

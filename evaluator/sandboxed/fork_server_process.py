@@ -56,14 +56,9 @@ def preload() -> None:
 def _hash_triton() -> None:
     """Triton's cache key hashes its own sources and its 100+ MB compiler library at a process's
     first compile (0.4 s of every candidate's on an H100 host); computed once here, children inherit it."""
-    try:
-        from triton.runtime.cache import triton_key
-    except ImportError:
-        try:
-            from triton.compiler.compiler import triton_key
-        except ImportError:
-            return
-    triton_key()
+    from evaluator import triton_cache
+
+    triton_cache.own_key()
 
 
 def _die_with_parent() -> None:
@@ -126,7 +121,8 @@ def _become_child(request: protocol.Spawn) -> None:
         _confine(request)
     _apply_limits(request.limits)
     if request.kind == "memcheck":
-        from evaluator import memcheck
+        from evaluator import memcheck, triton_cache
+        os.environ[triton_cache.KEY_VARIABLE] = triton_cache.own_key() or ""
         memcheck.exec_sanitizer(scratch, protocol.read_job(os.path.join(scratch, "job.json")).sanitizer)
     elif request.kind == "baseline":
         from evaluator.sandboxed import baseline_process

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import torch
 
-from evaluator import gpu_lock, protocol, wire
+from evaluator import gpu_lock, protocol, triton_cache, wire
 from evaluator.compile_markers import CompileMarkers
 from evaluator.sandboxed.candidate_process import import_candidate
 from evaluator.sandboxed.channel import Channel
@@ -25,6 +25,8 @@ from evaluator.task import clone_inputs, on_device
 
 def main(scratch: str) -> None:
     os.chdir(scratch)
+    if os.environ.get(triton_cache.KEY_VARIABLE):
+        triton_cache.reuse_key(os.environ[triton_cache.KEY_VARIABLE])
     job = protocol.read_job(Path("job.json"))
     channel = Channel(Path(scratch) / "ctl.sock")
     channel.report_lock_waits()

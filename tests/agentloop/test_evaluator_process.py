@@ -77,3 +77,30 @@ def test_the_evaluators_own_failure_comes_back_as_an_error(suite):
 def test_an_evaluator_process_that_cannot_start_says_why():
     with pytest.raises(RuntimeError, match="evaluator process for meta could not start: ValueError: unsupported device"):
         EvaluationQueue("meta", workers=1, timing=False, processes=True)
+
+
+def test_an_evaluator_process_shares_the_cores_with_the_others_instead_of_a_thread_per_core_each():
+    """Several devices: each evaluator process builds inputs and judges outputs on its share of the
+    cores, as many torch threads as the queue gives it, not torch's default of one per core."""
+    import multiprocessing
+
+    import torch
+
+    from agentloop.evaluator_process import serve
+
+    cores = os.cpu_count() or 2
+    apart = EvaluationQueue("cpu", workers=1, timing=False, processes=True)
+    try:
+        assert apart.backends[0].cpu_threads == cores, "one device, one worker: every core"
+    finally:
+        apart.close()
+
+    before, handler = torch.get_num_threads(), signal.getsignal(signal.SIGINT)
+    ours, theirs = multiprocessing.Pipe()
+    ours.send(None)  # nothing to evaluate: the process stops once its Evaluator is built
+    try:
+        serve(theirs, "cpu", 1, {"timing": False}, cpu_threads=1)
+        assert torch.get_num_threads() == 1
+    finally:
+        torch.set_num_threads(before)
+        signal.signal(signal.SIGINT, handler)

@@ -70,6 +70,31 @@ def test_secrets_reach_neither_candidate_nor_result(tmp_path):
     assert stolen.reason.endswith("nothing found")
 
 
+REPORTS_ITS_THREADS = textwrap.dedent('''
+    import os
+    import torch
+
+    raise RuntimeError(f"threads {torch.get_num_threads()} {os.environ.get('OMP_NUM_THREADS')}")
+''')
+
+
+def test_candidates_processes_compute_on_one_cpu_thread(monkeypatch):
+    """Sixteen evaluations at once, each with a thread per core busy-waiting after every parallel
+    region, cost a third of a GPU host's CPU time; the evaluator's own setting does not reach them."""
+    from evaluator.fork_server import ForkServer
+    from evaluator.sandbox import Sandbox
+
+    monkeypatch.setenv("OMP_NUM_THREADS", "8")  # kept for the fork server's own environment, then overridden
+    server = ForkServer(interpret=True)
+    try:
+        job = Job(task="Activation/gelu", entry="gelu", device="cpu")
+        with Sandbox(server, "candidate", job, {"candidate.py": REPORTS_ITS_THREADS}, Limits()) as box:
+            message = box.recv(timeout=60)
+    finally:
+        server.close()
+    assert "threads 1 1" in message["reason"], message
+
+
 def test_a_crash_leaves_the_next_candidate_a_clean_process(evaluators, suite):
     evaluator = evaluators(static=False)
     task = find_task("Activation/gelu", suite)

@@ -49,3 +49,32 @@ def test_confined_processes_read_the_stubs_and_cannot_write_them(tmp_path):
     assert manager == triton_cache.MANAGER and private.startswith("/tmp/")
     assert stub == "trusted" and wrote in ("OSError", "PermissionError")
     assert sorted(os.listdir(stubs)) == ["k"]
+
+
+REUSES_THE_KEY = '''
+import sys
+import triton
+import triton.runtime.autotuner  # noqa: F401 - holds the key function by name in some Triton versions
+from evaluator import triton_cache
+
+replaced = triton_cache.reuse_key("key-from-the-fork-server")
+later = __import__("importlib").import_module("triton.runtime.cache")
+print(replaced, triton_cache.own_key(), later.triton_key())
+'''
+
+
+def test_a_fresh_process_takes_tritons_key_as_given_instead_of_hashing_triton():
+    """The memory check's process is started by Compute Sanitizer, not forked: without the key it
+    hashed Triton's sources and compiler library again (0.4 s of CPU per candidate on a GPU host)."""
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", REUSES_THE_KEY], capture_output=True, text=True, timeout=120,
+                          cwd=os.path.dirname(os.path.dirname(os.path.dirname(__file__))))
+    replaced, own, cached = done.stdout.split()
+    assert int(replaced) >= 1 and own == cached == "key-from-the-fork-server", done.stderr
+
+
+def test_the_key_handed_over_is_the_one_triton_computes():
+    from triton.runtime.cache import triton_key
+    assert triton_cache.own_key() == triton_key() and len(triton_cache.own_key()) >= 32
