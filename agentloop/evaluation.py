@@ -23,10 +23,17 @@ class Evaluates(Protocol):
 
 
 def visible_devices(device: str) -> list[str]:
+    """The devices `device` names: auto (every visible GPU, else the CPU), cuda (every visible GPU),
+    one device (cpu, cuda:N), or several GPUs (cuda:0,2)."""
     if device == "auto":
         return [f"cuda:{i}" for i in range(torch.cuda.device_count())] or ["cpu"]
     if device == "cuda":
         return [f"cuda:{i}" for i in range(torch.cuda.device_count())]
+    if device.startswith("cuda:") and "," in device:
+        indices = device.removeprefix("cuda:").split(",")
+        if not all(i.strip().isdigit() for i in indices):
+            raise ValueError(f"{device!r}: GPUs are named by number, as cuda:0,1")
+        return list(dict.fromkeys(f"cuda:{int(i)}" for i in indices))
     return [device]
 
 

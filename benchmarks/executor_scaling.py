@@ -1,6 +1,6 @@
 """Evaluation throughput by executor: the local executor on 1 GPU and on every visible GPU (an
 evaluator process per GPU; `local-one-process`: every GPU's Evaluator in this one process), and the
-Ray executor (a local Ray instance) on the same GPUs; scaling efficiency against one GPU.
+Ray executor (a local Ray instance) on the same GPUs; `localN`: the first N GPUs; scaling efficiency against one GPU.
 
     python benchmarks/executor_scaling.py [--tasks ID|CATEGORY ...] [--copies 2] [--json out.json]
                                           [--executors local1 local local-one-process ray]
@@ -95,6 +95,8 @@ def executor(name: str, workers: int):
         return EvaluationQueue("cuda:0" if torch.cuda.is_available() else "cpu", workers)
     if name == "local":
         return EvaluationQueue("auto", workers)
+    if name.startswith("local") and name[5:].isdigit():  # the first N GPUs, an evaluator process each
+        return EvaluationQueue("cuda:" + ",".join(map(str, range(int(name[5:])))), workers)
     if name == "local-one-process":  # every device's Evaluator in this process, as before evaluator processes
         return EvaluationQueue("auto", workers, processes=False)
     from agentloop.ray_evaluation import RayEvaluations

@@ -27,7 +27,7 @@ def for_stream(stderr: bool) -> Console:
 console = for_stream(stderr=True)
 out = for_stream(stderr=False)
 
-DeviceOption = typer.Option("auto", "--device", help="auto (GPU when present), cpu, or cuda[:N].")
+DeviceOption = typer.Option("auto", "--device", help="auto (every GPU when present), cpu, cuda[:N], or several GPUs (cuda:0,1).")
 WorkersOption = typer.Option(0, "--workers", help="Candidates evaluated at once on each device (0: one per CPU core on the CPU; on GPUs, one per 2 cores shared among them, at most 8 each).")
 KernelBenchOption = typer.Option(None, "--kernelbench", help="Also load KernelBench problems (Model, get_inputs, "
                                  "get_init_inputs) from this folder, as tasks KernelBench/<file>.")

@@ -104,3 +104,13 @@ def test_an_evaluator_process_shares_the_cores_with_the_others_instead_of_a_thre
     finally:
         torch.set_num_threads(before)
         signal.signal(signal.SIGINT, handler)
+
+
+def test_devices_are_named_one_by_one_or_as_a_list_of_gpus():
+    from agentloop.evaluation import visible_devices
+
+    assert visible_devices("cpu") == ["cpu"] and visible_devices("cuda:3") == ["cuda:3"]
+    assert visible_devices("cuda:0,2") == ["cuda:0", "cuda:2"]
+    assert visible_devices("cuda:1, 1,0") == ["cuda:1", "cuda:0"], "each GPU once, in the order named"
+    with pytest.raises(ValueError, match="named by number"):
+        visible_devices("cuda:0,x")
