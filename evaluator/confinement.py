@@ -36,6 +36,8 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from evaluator.gpu_node import is_gpu_node
+
 CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC = 0x00020000, 0x04000000, 0x08000000
 CLONE_NEWUSER, CLONE_NEWPID, CLONE_NEWNET = 0x10000000, 0x20000000, 0x40000000
 CLONE_NEWCGROUP = 0x02000000
@@ -276,13 +278,13 @@ def _bind(new_root: str, source: str, writable: bool, made: set[str], bound: lis
     bound.append(real)
 
 
-def _devices(new_root: str, gpu: bool) -> None:
+def _devices(new_root: str, gpu: bool, gpu_node: str | None = None) -> None:
     dev = _inside(new_root, "/dev")
     os.makedirs(dev, exist_ok=True)
     _mount("tmpfs", dev, "tmpfs", MS_NOSUID | MS_NOEXEC, "mode=0755,size=64k")
     nodes = [f"/dev/{name}" for name in DEVICES]
     if gpu:
-        nodes += [path for pattern in GPU_DEVICES for path in sorted(glob.glob(pattern))]
+        nodes += gpu_nodes(gpu_node)
     for node in nodes:
         if not os.path.exists(node) or os.path.isdir(node):
             continue
@@ -306,7 +308,14 @@ def _pivot(new_root: str) -> None:
     os.rmdir("/.old-root")
 
 
-def _build_root(scratch: str, view: View, gpu: bool) -> None:
+def gpu_nodes(own: str | None) -> list[str]:
+    """The GPU device nodes a confined process gets: the driver's shared ones and, of the GPUs' own
+    nodes, `own` alone (every GPU's where `own` is None)."""
+    found = [path for pattern in GPU_DEVICES for path in sorted(glob.glob(pattern))]
+    return [path for path in found if own is None or not is_gpu_node(path) or path == own]
+
+
+def _build_root(scratch: str, view: View, gpu: bool, gpu_node: str | None = None) -> None:
     """A fresh root in a tmpfs mounted inside the scratch folder (private to this mount namespace)."""
     _mount(None, "/", None, MS_REC | MS_PRIVATE)
     new_root = os.path.join(scratch, ".root")
@@ -314,7 +323,7 @@ def _build_root(scratch: str, view: View, gpu: bool) -> None:
     _mount("tmpfs", new_root, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=16m")
     made: set[str] = set()
     bound: list[str] = []
-    _devices(new_root, gpu)  # first: the evaluation's own folders may lie in /dev/shm or /tmp
+    _devices(new_root, gpu, gpu_node)  # first: the evaluation's own folders may lie in /dev/shm or /tmp
     system = _system_paths()
     for path in sorted(system, key=len):
         _bind(new_root, path, False, made, bound)
@@ -397,7 +406,7 @@ def _load_seccomp(applied: Applied) -> None:
 
 
 # -- the whole ---------------------------------------------------------------------------------------------
-def confine(scratch: str, view: View, gpu: bool) -> Applied:
+def confine(scratch: str, view: View, gpu: bool, gpu_node: str | None = None) -> Applied:
     """Confines this (single-threaded, freshly forked) process. Returns in the confined process, with
     the working directory `scratch`. With a new PID namespace the calling process never returns: it
     waits outside the namespace and ends as the confined process does.
@@ -421,7 +430,7 @@ def confine(scratch: str, view: View, gpu: bool) -> Applied:
             _outer_waits(first, statuses_read)
         _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
         try:
-            _build_root(scratch, view, gpu)
+            _build_root(scratch, view, gpu, gpu_node)
             applied.root = True
         except OSError as exc:
             applied.refused.append(f"fresh root ({exc})")

@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterator
 
-from evaluator import (baseline, baseline_server, calibration, compile_scout, gpu_lock, interpreter_probe, memcheck,
-                       memory_gate, probes)
+from evaluator import (baseline, baseline_server, calibration, compile_scout, gpu_lock, gpu_node, interpreter_probe,
+                       memcheck, memory_gate, probes)
 from evaluator.environment import environment
 from evaluator.fork_server import ForkServer, secret_values
 from evaluator.integrity import ProjectIntegrity
@@ -102,6 +102,7 @@ class Evaluator:
         self.config = config or EvaluatorConfig()
         self.device = resolve_device(self.config.device)
         self.on_gpu = self.device.type == "cuda"
+        self.gpu_node = gpu_node.device_node(self.device.index or 0) if self.on_gpu else None  # its GPU alone
         self.cache_dir = Path(self.config.cache_dir)
         self.limits = default_limits(self.config.limits, self.on_gpu)
         self._make_folders()

@@ -195,7 +195,8 @@ class MeasureBaselines:
 class Spawn:
     """Fork a child of `kind` in `scratch`; a child that runs candidate code is confined to see the
     system, `readable` (read-only) and `writable`, with `emptied` seen empty, the GPU's devices if
-    `gpu`, and `triton_cache` as Triton's cache."""
+    `gpu` (`gpu_node` the one GPU's own node, where the evaluator knows it; else every GPU's), and
+    `triton_cache` as Triton's cache."""
     OP: ClassVar[str] = "spawn"
     id: int
     kind: str
@@ -205,6 +206,7 @@ class Spawn:
     readable: tuple[str, ...] = ()
     emptied: tuple[str, ...] = ()
     gpu: bool = False
+    gpu_node: str | None = None
     triton_cache: str | None = None
 
 

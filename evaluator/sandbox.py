@@ -191,17 +191,20 @@ class Limits:
 @dataclass(frozen=True)
 class Reach:
     """What a process that runs candidate code may touch beyond its scratch folder: the evaluation's
-    shared folders (writable), the inputs and the GPU lock (read-only), and the GPU's devices."""
+    shared folders (writable), the inputs and the GPU lock (read-only), and the GPU's devices: the
+    driver's and `gpu_node`, that GPU's own (gpu_node.py), or where it is None every GPU's."""
 
     writable: tuple[Path, ...] = ()
     readable: tuple[Path, ...] = ()
     gpu: bool = False
     triton_cache: Path | None = None
+    gpu_node: str | None = None
 
     def request(self) -> dict[str, Any]:
         logs = [os.environ[name] for name in event_log.VARIABLES if os.environ.get(name)]
         return {"writable": (*(str(p) for p in self.writable), *logs), "readable": tuple(str(p) for p in self.readable),
-                "gpu": self.gpu, "triton_cache": str(self.triton_cache) if self.triton_cache else None}
+                "gpu": self.gpu, "gpu_node": self.gpu_node if self.gpu else None,
+                "triton_cache": str(self.triton_cache) if self.triton_cache else None}
 
 
 def sandbox_folder(path: Path) -> Path:

@@ -16,7 +16,7 @@ from typing import Any, Callable
 
 import torch
 
-from evaluator import candidate_source, event_log, gpu_lock, protocol, wire
+from evaluator import candidate_source, event_log, gpu_lock, gpu_node, protocol, wire
 from evaluator.compile_markers import CompileMarkers
 from evaluator.contracts import same_bits
 from evaluator.sandboxed import access_bounds, interpreted_autotune
@@ -37,7 +37,7 @@ class CandidateProcess:
         self.job = protocol.read_job(scratch / "job.json")
         self.channel = Channel(scratch / "ctl.sock")
         self.channel.report_lock_waits()
-        self.device = torch.device(self.job.device)
+        self.device = gpu_node.own_device(self.job.device)
         self.candidate_path = str(scratch / "candidate.py")
         self.recorder = LaunchRecorder(lock_dir=self.job.lock_dir)
         if self.job.compile_markers:

@@ -101,10 +101,13 @@ def _redirect_output(scratch: str) -> None:
 def _confine(request: protocol.Spawn) -> None:
     """Candidate code runs only behind the OS boundary (confinement.py), with a private Triton cache
     shared by the processes of its own evaluation alone."""
-    from evaluator import confinement, triton_cache
+    from evaluator import confinement, gpu_node, triton_cache
 
     view = confinement.View(writable=request.writable, readable=request.readable, emptied=request.emptied)
-    confinement.confine(request.scratch, view, gpu=request.gpu)
+    applied = confinement.confine(request.scratch, view, gpu=request.gpu, gpu_node=request.gpu_node)
+    if request.gpu and request.gpu_node and applied.root:
+        os.environ[gpu_node.ONE_GPU_VARIABLE] = "1"  # its GPU is the only one there: device 0
+        os.environ.pop("CUDA_VISIBLE_DEVICES", None)  # numbers GPUs of the host, not of this root
     os.environ["HOME"] = os.environ["TMPDIR"] = "/tmp"
     os.environ["XDG_CACHE_HOME"] = "/tmp/.cache"
     triton_cache.use_layers(request.triton_cache or "/tmp/.triton-cache", os.environ.get(triton_cache.STUBS_VARIABLE))

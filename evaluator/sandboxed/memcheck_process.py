@@ -14,7 +14,7 @@ from pathlib import Path
 
 import torch
 
-from evaluator import gpu_lock, protocol, triton_cache, wire
+from evaluator import gpu_lock, gpu_node, protocol, triton_cache, wire
 from evaluator.compile_markers import CompileMarkers
 from evaluator.sandboxed.candidate_process import import_candidate
 from evaluator.sandboxed.channel import Channel
@@ -30,7 +30,7 @@ def main(scratch: str) -> None:
     job = protocol.read_job(Path("job.json"))
     channel = Channel(Path(scratch) / "ctl.sock")
     channel.report_lock_waits()
-    device = torch.device(job.device)
+    device = gpu_node.own_device(job.device)
     path = str(Path(scratch) / "candidate.py")
     lock_dir = job.lock_dir
     recorder = LaunchRecorder(lock_dir=lock_dir, lock_what="memcheck case")

@@ -26,7 +26,7 @@ def start(ev: Evaluation, result: EvalResult) -> None:
     shared = sandbox_folder(Path(tempfile.mkdtemp(prefix="al-eval-", dir=scratch_root())))
     ev.held.callback(shutil.rmtree, shared, ignore_errors=True)
     ev.reach = Reach(writable=(shared,), readable=tuple(p for p in (scorer.work_dir, scorer.lock_dir) if p),
-                     gpu=scorer.on_gpu, triton_cache=sandbox_folder(shared / "triton"))
+                     gpu=scorer.on_gpu, gpu_node=scorer.gpu_node, triton_cache=sandbox_folder(shared / "triton"))
     if scorer.scouting():
         ev.job = dataclasses.replace(ev.job, compile_markers=str(sandbox_folder(shared / "compile-markers")),
                                      triton_target=scorer.triton_target)

@@ -214,3 +214,42 @@ def test_a_suite_installed_inside_an_evaluator_package_is_emptied(tmp_path):
     suites = confinement.installed_suites([str(site), str(tmp_path / "elsewhere")])
     assert str(site / "evaluator" / "_tasks") in suites
     assert not any(s.startswith(str(tmp_path / "elsewhere")) for s in suites)
+
+
+def test_of_the_gpus_own_nodes_a_confined_process_gets_its_gpus_alone(tmp_path, monkeypatch):
+    for name in ("nvidia0", "nvidia1", "nvidia12", "nvidiactl", "nvidia-uvm", "nvidia-uvm-tools"):
+        (tmp_path / name).write_text("")
+    monkeypatch.setattr(confinement, "GPU_DEVICES", (str(tmp_path / "nvidia*"),))
+    names = lambda own: sorted(os.path.basename(p) for p in confinement.gpu_nodes(own))  # noqa: E731
+    assert names(str(tmp_path / "nvidia1")) == ["nvidia-uvm", "nvidia-uvm-tools", "nvidia1", "nvidiactl"]
+    assert names(None) == ["nvidia-uvm", "nvidia-uvm-tools", "nvidia0", "nvidia1", "nvidia12", "nvidiactl"]
+
+
+REPORTS_ITS_GPU = textwrap.dedent('''
+    import os
+    from evaluator import gpu_node
+    raise RuntimeError(f"one {os.environ.get('AGENTLOOP_ONE_GPU')} visible {os.environ.get('CUDA_VISIBLE_DEVICES')} "
+                       f"device {gpu_node.own_device('cuda:3')} {gpu_node.own_device('cpu')}")
+''')
+
+
+@pytest.mark.parametrize("node, expected", [
+    ("/dev/nvidia3", "one 1 visible None device cuda:0 cpu"),
+    (None, "one None visible 2,3 device cuda:3 cpu"),
+])
+def test_a_process_given_one_gpus_node_calls_it_device_0_whatever_the_host_numbers(node, expected, monkeypatch):
+    """The evaluator of the host's fourth GPU asks for cuda:3; inside, that GPU is the only one."""
+    from evaluator.fork_server import ForkServer
+    from evaluator.protocol import Job
+    from evaluator.sandbox import Limits, Reach, Sandbox
+
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "2,3")
+    server = ForkServer(interpret=True)
+    try:
+        job = Job(task="Activation/gelu", entry="gelu", device="cpu")
+        with Sandbox(server, "candidate", job, {"candidate.py": REPORTS_ITS_GPU}, Limits(),
+                     Reach(gpu=True, gpu_node=node)) as box:
+            message = box.recv(timeout=60)
+    finally:
+        server.close()
+    assert message["reason"].endswith(expected), message

@@ -380,3 +380,21 @@ def test_large_outputs_reach_the_host_through_page_locked_memory():
     out = to_host((big, {"small": small}, 3))
     assert out[0].device.type == "cpu" and out[0].is_pinned() and out[0].stride() == big.stride()
     assert torch.equal(out[0], big.cpu()) and not out[1]["small"].is_pinned() and out[2] == 3
+
+
+def test_a_candidate_sees_its_own_gpu_alone_as_device_0(tmp_path, gelu_task):
+    """On a host of several GPUs the candidate of the last one is given that GPU's node only: CUDA
+    finds one device, and the other GPUs (another evaluation's timing) are out of its reach."""
+    from evaluator import gpu_node
+
+    last = torch.cuda.device_count() - 1
+    own = gpu_node.device_node(last)
+    assert own is not None, "NVML names the GPU's device node"
+    probe = gelu_candidate('''
+        import glob, os
+        nodes = sorted(p for p in glob.glob("/dev/nvidia*") if p[len("/dev/nvidia"):].isdigit())
+        raise RuntimeError(f"nodes {nodes} count {torch.cuda.device_count()} on {input.device}")''')
+    config = EvaluatorConfig(device=f"cuda:{last}", cache_dir=tmp_path, static_checks=False, timing=False)
+    with Evaluator(config) as evaluator:
+        result = evaluator.evaluate(gelu_task, probe)
+    assert f"nodes ['{own}'] count 1 on cuda:0" in result.reason, result.reason
