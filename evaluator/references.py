@@ -180,6 +180,10 @@ class ReferenceStore:
             return data
 
     def _build(self, task: Task, case: Case) -> CaseData:
+        """From the disk cache, or computed. Only cases of the task's own seeds (its cases' and its
+        timing sets') go to the disk: a probe's seed is secret to this evaluator and never asked for
+        by another (probes.py), so its standard-size sets, kept, would be gigabytes written for no
+        one to read and would push out entries that others read."""
         path = self.directory / f"{task.id.replace('/', '__')}__{case.key}.pt"
         disk = self.disk
         kept = disk.load(task, case) if disk is not None else None
@@ -189,7 +193,7 @@ class ReferenceStore:
             except OSError:  # the entry was trimmed away by another evaluator meanwhile
                 pass
         data = self._compute(task, case, path)
-        if disk is not None:
+        if disk is not None and case.seed in (*task.seeds, *task.timing_seeds):
             disk.store(task, case, data.inputs_file, self._on_host(data))
         return data
 

@@ -269,3 +269,20 @@ def test_the_machines_gpus_are_counted_even_where_this_process_sees_one(monkeypa
     assert references.machine_gpus() == 1
     monkeypatch.setattr(references.torch.cuda, "device_count", lambda: 0)
     assert references.machine_gpus() == 1
+
+
+def test_a_case_of_a_seed_secret_to_one_evaluator_is_not_kept_on_disk(tmp_path, cache, gelu):
+    """Probes draw their seeds per evaluator (probes.py): no other evaluator asks for those cases."""
+    from evaluator import probes
+
+    store = store_with(tmp_path, cache, "first")
+    own = plan(gelu, on_gpu=False)[0]
+    secret = dataclasses.replace(own, seed=own.seed + probes.draw_seeds(1)[0])
+    with store.using(gelu):
+        store.get(gelu, secret)
+        store._compute = lambda *args: pytest.fail("computed again, not kept in memory")
+        store.get(gelu, secret)
+    assert cache.load(gelu, secret) is None and not list(cache.directory.iterdir())
+    del store._compute
+    store.get(gelu, own)
+    assert cache.load(gelu, own) is not None, "the task's own cases are kept"
