@@ -79,7 +79,7 @@ def test_an_evaluator_process_that_cannot_start_says_why():
         EvaluationQueue("meta", workers=1, timing=False, processes=True)
 
 
-def test_an_evaluator_process_shares_the_cores_with_the_others_instead_of_a_thread_per_core_each():
+def test_an_evaluator_process_shares_the_cores_with_the_others_instead_of_a_thread_per_core_each(monkeypatch):
     """Several devices: each evaluator process builds inputs and judges outputs on its share of the
     cores, as many torch threads as the queue gives it, not torch's default of one per core."""
     import multiprocessing
@@ -96,6 +96,7 @@ def test_an_evaluator_process_shares_the_cores_with_the_others_instead_of_a_thre
         apart.close()
 
     before, handler = torch.get_num_threads(), signal.getsignal(signal.SIGINT)
+    monkeypatch.setenv("TRITON_INTERPRET", "1")  # what serve sets for the CPU, restored after the test
     ours, theirs = multiprocessing.Pipe()
     ours.send(None)  # nothing to evaluate: the process stops once its Evaluator is built
     try:
