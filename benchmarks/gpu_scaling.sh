@@ -7,6 +7,9 @@
 # COPIES (default 14: 15 tasks x 14 = 210 evaluations of distinct sources), EXECUTORS (default
 # "local1 local local-one-process"; add ray where Ray is installed), PARTS (default "scaling references"),
 # VISIBLE (the GPUs `eval --references` runs on, one run per word: default "0 all"; "all" is every GPU).
+# Further parts: `waits` (benchmarks/sync_waits.py: the CPU cost of spinning in CUDA's waits) and
+# `where` (py-spy, from the carried wheels, samples every process of a one-GPU run of COPIES_WHERE
+# copies, native frames included, into where.txt: collapsed stacks, one line per stack).
 set -uo pipefail
 out=${1:-out}; mkdir -p "$out"; out=$(cd "$out" && pwd)
 source benchmarks/device_setup.sh "$out/env.txt"
@@ -30,5 +33,13 @@ for part in ${PARTS:-scaling references}; do
         python3 -c "import collections, json, sys; print('  verdicts:', dict(collections.Counter(
           r['verdict'] for r in json.load(open(sys.argv[1])))))" "$out/references-$visible.json"
       done ;;
+    waits)
+      python3 benchmarks/sync_waits.py --others 0 7 --json "$out/waits.json" > "$out/waits.md" 2> "$out/waits.log"
+      cat "$out/waits.md" ;;
+    where)
+      AGENTLOOP_CACHE_DIR=/tmp/agentloop-scaling /tmp/site/bin/py-spy record --subprocesses --native \
+        -r 20 --format raw -o "$out/where.txt" -- python3 benchmarks/executor_scaling.py --copies "${COPIES_WHERE:-3}" \
+        --executors local1 > "$out/where.md" 2> "$out/where.log"
+      tail -3 "$out/where.md"; wc -l "$out/where.txt" ;;
   esac
 done
