@@ -23,10 +23,6 @@ KEPT_ENV = re.compile(r"^(PATH|HOME|USER|LOGNAME|LANG|LC_[A-Z]+|TZ|TMPDIR|PYTHON
                       r"CUDA_[A-Z_]+|NVIDIA_[A-Z_]+|LD_LIBRARY_PATH|TRITON_[A-Z_]+|TORCH_[A-Z_]+|"
                       r"TORCHINDUCTOR_[A-Z_]+|OMP_NUM_THREADS|MKL_[A-Z_]+|XDG_CACHE_HOME|NCCL_[A-Z_]+|"
                       r"NVSHMEM_[A-Z_]+|AGENTLOOP_LOCK_LOG|AGENTLOOP_PROCESS_LOG)$")
-# Each process the server forks does its work on the GPU or in one thread of Python; a pool of CPU
-# threads per process (one per core by default, busy-waiting after each parallel region, in every
-# process at once) only competes with the other evaluations for the machine's cores.
-ONE_THREAD = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
 SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSW|CREDENTIAL|AUTH|COOKIE|SESSION", re.IGNORECASE)
 
 
@@ -78,7 +74,6 @@ class ForkServer:
     def _start(self) -> None:
         env = scrubbed_environment(dict(os.environ))
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(PROJECT_ROOT), env.get("PYTHONPATH")]))
-        env.update(ONE_THREAD)
         if self.triton_stubs is not None:
             self.triton_stubs.mkdir(parents=True, exist_ok=True)
             self.triton_stubs.chmod(0o755)  # read by confined processes, which may run as another uid

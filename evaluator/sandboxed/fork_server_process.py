@@ -24,6 +24,11 @@ import traceback
 from evaluator import protocol
 
 PR_SET_PDEATHSIG = 1
+# A process that runs candidate code does its work on the GPU or in one thread of Python; a pool of
+# CPU threads per process (one per core by default, busy-waiting after each parallel region, in
+# every such process at once) only competes with the other evaluations for the machine's cores.
+# The baseline's process keeps the evaluator's setting: eager PyTorch is timed as a user runs it.
+ONE_THREAD = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
 RLIMITS = {
     "AS": resource.RLIMIT_AS,
     "FSIZE": resource.RLIMIT_FSIZE,
@@ -103,6 +108,7 @@ def _confine(request: protocol.Spawn) -> None:
     shared by the processes of its own evaluation alone."""
     from evaluator import confinement, gpu_node, triton_cache
 
+    _one_thread()
     view = confinement.View(writable=request.writable, readable=request.readable, emptied=request.emptied)
     applied = confinement.confine(request.scratch, view, gpu=request.gpu, gpu_node=request.gpu_node)
     if request.gpu and request.gpu_node and applied.root:
@@ -111,6 +117,14 @@ def _confine(request: protocol.Spawn) -> None:
     os.environ["HOME"] = os.environ["TMPDIR"] = "/tmp"
     os.environ["XDG_CACHE_HOME"] = "/tmp/.cache"
     triton_cache.use_layers(request.triton_cache or "/tmp/.triton-cache", os.environ.get(triton_cache.STUBS_VARIABLE))
+
+
+def _one_thread() -> None:
+    """For this process (torch is loaded already) and any it starts afresh (the memory check's)."""
+    import torch
+
+    os.environ.update(ONE_THREAD)
+    torch.set_num_threads(1)
 
 
 def _become_child(request: protocol.Spawn) -> None:

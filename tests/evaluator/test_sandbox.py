@@ -79,8 +79,8 @@ REPORTS_ITS_THREADS = textwrap.dedent('''
 
 
 def test_candidates_processes_compute_on_one_cpu_thread(monkeypatch):
-    """Sixteen evaluations at once, each with a thread per core busy-waiting after every parallel
-    region, cost a third of a GPU host's CPU time; the evaluator's own setting does not reach them."""
+    """Many evaluations at once, each with a thread per core busy-waiting after every parallel
+    region, cost a fifth of a GPU host's CPU time; the evaluator's own setting does not reach them."""
     from evaluator.fork_server import ForkServer
     from evaluator.sandbox import Sandbox
 
@@ -90,9 +90,11 @@ def test_candidates_processes_compute_on_one_cpu_thread(monkeypatch):
         job = Job(task="Activation/gelu", entry="gelu", device="cpu")
         with Sandbox(server, "candidate", job, {"candidate.py": REPORTS_ITS_THREADS}, Limits()) as box:
             message = box.recv(timeout=60)
+        served = open(f"/proc/{server._proc.pid}/environ", "rb").read().split(b"\0")
     finally:
         server.close()
     assert "threads 1 1" in message["reason"], message
+    assert b"OMP_NUM_THREADS=8" in served, "the server, and the baseline's eager PyTorch it forks, keep the setting"
 
 
 def test_a_crash_leaves_the_next_candidate_a_clean_process(evaluators, suite):
