@@ -253,3 +253,34 @@ def test_a_process_given_one_gpus_node_calls_it_device_0_whatever_the_host_numbe
     finally:
         server.close()
     assert message["reason"].endswith(expected), message
+
+
+MAKES_A_GPU_NODE = textwrap.dedent('''
+    import errno, os, stat
+    tried = []
+    for path in ("/dev/nvidia9", "/tmp/nvidia9", os.path.join(os.getcwd(), "nvidia9")):
+        try:
+            os.mknod(path, 0o666 | stat.S_IFCHR, os.makedev(195, 9))  # the driver's major number
+            tried.append("made")
+        except OSError as exc:
+            tried.append(errno.errorcode.get(exc.errno, str(exc.errno)))
+    raise RuntimeError("mknod " + " ".join(tried))
+''')
+
+
+def test_a_confined_process_cannot_make_itself_another_gpus_node():
+    """Given one GPU's node, a candidate that knows the driver's numbers makes none of its own."""
+    from evaluator.fork_server import ForkServer
+    from evaluator.protocol import Job
+    from evaluator.sandbox import Limits, Reach, Sandbox
+
+    server = ForkServer(interpret=True)
+    try:
+        job = Job(task="Activation/gelu", entry="gelu", device="cpu")
+        with Sandbox(server, "candidate", job, {"candidate.py": MAKES_A_GPU_NODE}, Limits(),
+                     Reach(gpu=True, gpu_node="/dev/nvidia3")) as box:
+            message = box.recv(timeout=60)
+    finally:
+        server.close()
+    made = message["reason"].rsplit("mknod ", 1)[1].split()
+    assert len(made) == 3 and "made" not in made, message
