@@ -31,10 +31,10 @@ def is_gpu_node(path: str) -> bool:
 def device_node(index: int) -> str | None:
     """The node of CUDA device `index` of this process; None where NVML cannot tell (no NVML, a MIG
     instance): then confined processes get every GPU's node, as without this module."""
-    import torch
+    from evaluator.gpu_lock import physical_gpu_id
 
+    uuid = physical_gpu_id(index)  # the device's number where CUDA gives no UUID: NVML then finds none
     try:
-        uuid = str(torch.cuda.get_device_properties(index).uuid)
         nvml = ctypes.CDLL("libnvidia-ml.so.1")
         if nvml.nvmlInit_v2() != 0:
             return None
@@ -43,7 +43,7 @@ def device_node(index: int) -> str | None:
             return None
         if nvml.nvmlDeviceGetMinorNumber(handle, ctypes.byref(minor)) != 0:
             return None
-    except (OSError, AttributeError, RuntimeError, AssertionError):
+    except (OSError, AttributeError):
         return None
     node = f"/dev/nvidia{minor.value}"
     return node if os.path.exists(node) else None

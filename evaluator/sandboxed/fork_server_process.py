@@ -55,14 +55,8 @@ def preload() -> None:
     except (ImportError, OSError, RuntimeError):
         pass  # confinement says so for each child
 
-    _hash_triton()
-
-
-def _hash_triton() -> None:
-    """Triton's cache key hashes its own sources and its 100+ MB compiler library at a process's
-    first compile (0.4 s of every candidate's on an H100 host); computed once here, children inherit it."""
-    from evaluator import triton_cache
-
+    # Triton's cache key hashes its own sources and its 100+ MB compiler library at a process's first
+    # compile (0.4 s of every candidate's on an H100 host): hashed once here, children inherit it
     triton_cache.own_key()
 
 
