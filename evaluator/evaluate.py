@@ -196,14 +196,23 @@ class Evaluator:
         """Processes for the next candidate's cases. Split by dtype, one candidate's compiles run side by
         side (Normalization/batch_norm's correctness took 7.8 s instead of 15.6 s alone on an H100);
         but with 15 evaluations at once, three processes each made the whole run slower (55.0 s
-        against 42.6 s): more CUDA contexts time-slicing the GPU held every shared lock longer. So a
-        candidate is split only while few evaluations are in flight (one per 8 cores)."""
+        against 42.6 s): more CUDA contexts time-slicing the GPU held every shared lock longer, and
+        CUDA contexts are made one at a time across the machine. So a candidate is split only while
+        few evaluations are in flight: one per 8 of this evaluator's cores."""
         if self.config.candidate_processes:
             return self.config.candidate_processes
         if not self.on_gpu:
             return 1
         with self._in_flight_lock:
-            return 3 if self._in_flight <= max(1, (os.cpu_count() or 2) // 8) else 1
+            return 3 if self._in_flight <= max(1, self.cores() // 8) else 1
+
+    def cores(self) -> int:
+        """The machine's cores this evaluator counts on: those it is given, else on a GPU its GPU's
+        share of the machine's (every GPU of the machine has an evaluator of its own)."""
+        cores = os.cpu_count() or 2
+        if self.config.cores:
+            return min(self.config.cores, cores)
+        return cores // max(1, gpu_node.machine_gpus()) if self.on_gpu else cores
 
     def scouting(self) -> bool:
         if self.config.compile_scout is None:

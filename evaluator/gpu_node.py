@@ -28,6 +28,15 @@ def is_gpu_node(path: str) -> bool:
     return NODE.fullmatch(os.path.basename(path)) is not None
 
 
+def machine_gpus(dev: str = "/dev") -> int:
+    """How many GPUs this machine (or container) has: their own nodes, whatever CUDA_VISIBLE_DEVICES
+    shows this process; 0 without any."""
+    try:
+        return sum(1 for name in os.listdir(dev) if is_gpu_node(name))
+    except OSError:
+        return 0
+
+
 def device_node(index: int) -> str | None:
     """The node of CUDA device `index` of this process; None where NVML cannot tell (no NVML, a MIG
     instance): then confined processes get every GPU's node, as without this module."""

@@ -55,6 +55,9 @@ class EvaluatorConfig:
     # three while the evaluator has cores to spare (see Evaluator.candidate_processes), else one; one on
     # the CPU, where the interpreter compiles nothing.
     candidate_processes: int = 0
+    # The machine's cores this evaluator may count on (for the split above); 0: all of them on the
+    # CPU, on a GPU its GPU's share (the machine's cores over its GPUs).
+    cores: int = 0
     # A compile scout runs beside the candidate's process and compiles its kernels ahead, many at
     # once (compile_scout.py). None: on an NVIDIA GPU only (the CPU interpreter compiles nothing).
     compile_scout: bool | None = None

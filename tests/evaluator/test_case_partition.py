@@ -123,3 +123,16 @@ def test_a_candidate_is_split_only_while_few_evaluations_are_in_flight(whole, mo
     assert whole.candidate_processes() == 3
     monkeypatch.setattr(whole, "_in_flight", 15)
     assert whole.candidate_processes() == 1, "a loaded GPU: more processes would only time-slice it"
+
+
+def test_an_evaluator_counts_on_its_gpus_share_of_the_machines_cores(whole, monkeypatch):
+    """64 cores and four GPUs, an evaluator per GPU: 16 cores each, so 8 evaluations in flight on one
+    GPU are too many to split (with all 64 they would not be)."""
+    monkeypatch.setattr(whole, "on_gpu", True)
+    monkeypatch.setattr("os.cpu_count", lambda: 64)
+    monkeypatch.setattr("evaluator.gpu_node.machine_gpus", lambda: 4)
+    monkeypatch.setattr(whole, "_in_flight", 8)
+    assert whole.cores() == 16
+    assert whole.candidate_processes() == 1
+    monkeypatch.setattr(whole.config, "cores", 64)
+    assert whole.cores() == 64 and whole.candidate_processes() == 3

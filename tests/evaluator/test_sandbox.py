@@ -97,6 +97,33 @@ def test_candidates_processes_compute_on_one_cpu_thread(monkeypatch):
     assert b"OMP_NUM_THREADS=8" in served, "the server, and the baseline's eager PyTorch it forks, keep the setting"
 
 
+REPORTS_ITS_QUEUES = textwrap.dedent('''
+    import os
+
+    raise RuntimeError(f"queues {os.environ.get('CUDA_DEVICE_MAX_CONNECTIONS')}")
+''')
+
+
+@pytest.mark.parametrize("evaluators_setting, expected", [(None, "queues 1"), ("8", "queues 8")])
+def test_candidates_processes_make_cuda_contexts_of_one_work_queue(evaluators_setting, expected, monkeypatch):
+    """Contexts are made one at a time across the machine, and one with a single queue is made in
+    half the time; an evaluator that sets its own number keeps it."""
+    from evaluator.fork_server import ForkServer
+    from evaluator.sandbox import Sandbox
+
+    monkeypatch.delenv("CUDA_DEVICE_MAX_CONNECTIONS", raising=False)
+    if evaluators_setting:
+        monkeypatch.setenv("CUDA_DEVICE_MAX_CONNECTIONS", evaluators_setting)
+    server = ForkServer(interpret=True)
+    try:
+        job = Job(task="Activation/gelu", entry="gelu", device="cpu")
+        with Sandbox(server, "candidate", job, {"candidate.py": REPORTS_ITS_QUEUES}, Limits()) as box:
+            message = box.recv(timeout=60)
+    finally:
+        server.close()
+    assert message["reason"].endswith(expected), message
+
+
 def test_a_crash_leaves_the_next_candidate_a_clean_process(evaluators, suite):
     evaluator = evaluators(static=False)
     task = find_task("Activation/gelu", suite)
