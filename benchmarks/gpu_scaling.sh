@@ -7,9 +7,11 @@
 # COPIES (default 14: 15 tasks x 14 = 210 evaluations of distinct sources), EXECUTORS (default
 # "local1 local local-one-process"; add ray where Ray is installed), PARTS (default "scaling references"),
 # VISIBLE (the GPUs `eval --references` runs on, one run per word: default "0 all"; "all" is every GPU).
-# Further parts: `waits` (benchmarks/sync_waits.py: the CPU cost of spinning in CUDA's waits) and
-# `where` (py-spy, from the carried wheels, samples every process of a one-GPU run of COPIES_WHERE
-# copies, native frames included, into where.txt: collapsed stacks, one line per stack).
+# Further parts: `waits` (benchmarks/sync_waits.py: the CPU cost of spinning in CUDA's waits),
+# `contexts` (benchmarks/cuda_contexts.py: CUDA contexts made alone and 16 at once) and `where`
+# (py-spy, from the carried wheels, samples every process of a run of WHERE_EXECUTOR, default
+# local1, and COPIES_WHERE copies into where.txt: collapsed stacks, one line per stack; native
+# frames with WHERE_NATIVE=1, with which py-spy 0.4.3 crashed on a 4-GPU host).
 set -uo pipefail
 out=${1:-out}; mkdir -p "$out"; out=$(cd "$out" && pwd)
 source benchmarks/device_setup.sh "$out/env.txt"
@@ -22,24 +24,28 @@ for part in ${PARTS:-scaling references}; do
         --executors ${EXECUTORS:-local1 local local-one-process} --json "$out/scaling.json" > "$out/scaling.md" 2> "$out/scaling.log"
       tail -8 "$out/scaling.md" ;;
     references)
-      for visible in ${VISIBLE:-0 all}; do
-        [ "$visible" = all ] && visible=$(seq -s, 0 $((gpus - 1)))
+      for name in ${VISIBLE:-0 all}; do  # output files named by the word: a comma would not travel back
+        visible=$name
+        [ "$name" = all ] && visible=$(seq -s, 0 $((gpus - 1)))
         rm -rf /tmp/agentloop-references-cold ~/.triton/cache
         start=$(date +%s.%N)
         CUDA_VISIBLE_DEVICES=$visible AGENTLOOP_CACHE_DIR=/tmp/agentloop-references-cold \
-          python3 -m agentloop eval --references --json > "$out/references-$visible.json" 2> "$out/references-$visible.log"
+          python3 -m agentloop eval --references --json > "$out/references-$name.json" 2> "$out/references-$name.log"
         status=$?
         echo "eval --references on GPUs $visible, cold: $(python3 -c "import time; print(round(time.time() - $start, 1))") s, exit $status"
         python3 -c "import collections, json, sys; print('  verdicts:', dict(collections.Counter(
-          r['verdict'] for r in json.load(open(sys.argv[1])))))" "$out/references-$visible.json"
+          r['verdict'] for r in json.load(open(sys.argv[1])))))" "$out/references-$name.json"
       done ;;
     waits)
       python3 benchmarks/sync_waits.py --others 0 7 --json "$out/waits.json" > "$out/waits.md" 2> "$out/waits.log"
       cat "$out/waits.md" ;;
+    contexts)
+      OMP_NUM_THREADS=1 python3 benchmarks/cuda_contexts.py --at-once 1 16 --json "$out/contexts.json" > "$out/contexts.md" 2> "$out/contexts.log"
+      cat "$out/contexts.md" ;;
     where)
-      AGENTLOOP_CACHE_DIR=/tmp/agentloop-scaling /tmp/site/bin/py-spy record --subprocesses --native \
+      AGENTLOOP_CACHE_DIR=/tmp/agentloop-scaling /tmp/site/bin/py-spy record --subprocesses ${WHERE_NATIVE:+--native} \
         -r 20 --format raw -o "$out/where.txt" -- python3 benchmarks/executor_scaling.py --copies "${COPIES_WHERE:-3}" \
-        --executors local1 > "$out/where.md" 2> "$out/where.log"
+        --executors "${WHERE_EXECUTOR:-local1}" > "$out/where.md" 2> "$out/where.log"
       tail -3 "$out/where.md"; wc -l "$out/where.txt" ;;
   esac
 done
