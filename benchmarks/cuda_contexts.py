@@ -102,8 +102,6 @@ def main() -> None:
     from evaluator.gpu_node import machine_gpus
 
     gpus = args.gpus or machine_gpus()
-    if gpus < 1:
-        sys.exit("no GPU device nodes in /dev")
     rows = [measure(way, settings, n, gpus) for n in args.at_once for way, settings in WAYS]
     print("| way | queues | at once | GPUs | each: median s | longest s | CPU s | wall s | contexts/s |")
     print("|---|---|---|---|---|---|---|---|---|")

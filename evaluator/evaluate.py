@@ -29,6 +29,7 @@ from evaluator.redaction import Redactor
 from evaluator.reference_cache import ReferenceCache
 from evaluator.references import ReferenceStore
 from evaluator.result import EvalResult, Stage, Verdict
+from evaluator import sandbox
 from evaluator.sandbox import Sandbox, scratch_root
 from evaluator.settings import EvaluatorConfig, default_limits, default_watched, resolve_device
 from evaluator.stage_failed import StageFailed
@@ -131,6 +132,7 @@ class Evaluator:
         self.integrity = ProjectIntegrity(watched) if self.config.watch_project else None
         self.tampered: list[str] = []
         self._isolation_warned = False
+        self._use_disk_cache(sandbox.confinement_now(self.server, self.limits))
 
     def _make_folders(self) -> None:
         """The folder of built inputs candidates read, and on a GPU the folder of its shared locks."""
@@ -212,7 +214,7 @@ class Evaluator:
         cores = os.cpu_count() or 2
         if self.config.cores:
             return min(self.config.cores, cores)
-        return cores // max(1, gpu_node.machine_gpus()) if self.on_gpu else cores
+        return cores // gpu_node.machine_gpus() if self.on_gpu else cores
 
     def scouting(self) -> bool:
         if self.config.compile_scout is None:
@@ -251,12 +253,16 @@ class Evaluator:
             return
         level = box.isolation.level
         result.environment = dataclasses.replace(result.environment, isolation=level)
-        # expected outputs on disk only while candidates are seen unable to read them
-        self.references.disk = self.reference_cache if level == "full" else None
+        self._use_disk_cache(box.isolation)
         if level != "full" and not self._isolation_warned:
             self._isolation_warned = True
             log.warning("candidates run with %s isolation: the OS refused part of the sandbox, so what "
                         "SECURITY.md lists under it is not guaranteed on this machine", level)
+
+    def _use_disk_cache(self, measured) -> None:
+        """Expected outputs on disk only while confined processes are seen unable to read them: from
+        the start where a process confined without candidate code was, then as each candidate's is."""
+        self.references.disk = self.reference_cache if measured is not None and measured.level == "full" else None
 
     def calibrated_peaks(self) -> calibration.Peaks:
         with self._calibrating:

@@ -28,13 +28,15 @@ def is_gpu_node(path: str) -> bool:
     return NODE.fullmatch(os.path.basename(path)) is not None
 
 
-def machine_gpus(dev: str = "/dev") -> int:
-    """How many GPUs this machine (or container) has: their own nodes, whatever CUDA_VISIBLE_DEVICES
-    shows this process; 0 without any."""
+def machine_gpus() -> int:
+    """The machine's GPUs, however few this process may see (a per-GPU worker sees one); at least 1."""
+    import torch
+
     try:
-        return sum(1 for name in os.listdir(dev) if is_gpu_node(name))
-    except OSError:
-        return 0
+        count = torch.cuda._raw_device_count_nvml()
+    except (AttributeError, OSError, RuntimeError):
+        count = -1
+    return count if count > 0 else max(1, torch.cuda.device_count())
 
 
 def device_node(index: int) -> str | None:

@@ -18,7 +18,7 @@ from typing import Any, Iterator
 import psutil
 import torch
 
-from evaluator import gpu_lock, memory_gate, wire
+from evaluator import gpu_lock, gpu_node, memory_gate, wire
 from evaluator.cases import Case
 from evaluator.contracts import Expected
 from evaluator.reference_cache import ReferenceCache
@@ -125,17 +125,8 @@ def load_cuda_linalg(device: torch.device) -> None:
 def host_budget() -> int:
     """Host bytes of cached cases for one GPU's evaluator: an eighth of the machine's memory per GPU,
     between 8 and 32 GiB (an experiment cycling through a few dozen tasks keeps them all)."""
-    share = psutil.virtual_memory().total // (8 * machine_gpus())
+    share = psutil.virtual_memory().total // (8 * gpu_node.machine_gpus())
     return max(8 << 30, min(32 << 30, share))
-
-
-def machine_gpus() -> int:
-    """The machine's GPUs, however few this process may see (a per-GPU worker sees one)."""
-    try:
-        count = torch.cuda._raw_device_count_nvml()
-    except (AttributeError, OSError, RuntimeError):
-        count = -1
-    return count if count > 0 else max(1, torch.cuda.device_count())
 
 
 class ReferenceStore:

@@ -465,3 +465,15 @@ class Sandbox:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+def confinement_now(server: ForkServer, limits: Limits) -> isolation.Measured | None:
+    """What a confined process gets on this machine, measured on one that runs no candidate code
+    (and starts no CUDA); None where it could not be measured."""
+    job = protocol.Job(task="confinement", entry="nothing", device="cpu")
+    try:
+        with Sandbox(server, "candidate", job, {"candidate.py": "def nothing():\n    pass\n"}, limits, Reach()) as box:
+            box.recv(timeout=60)
+            return box.isolation
+    except (ChildGone, OSError):
+        return None

@@ -225,15 +225,6 @@ def test_of_the_gpus_own_nodes_a_confined_process_gets_its_gpus_alone(tmp_path, 
     assert names(None) == ["nvidia-uvm", "nvidia-uvm-tools", "nvidia0", "nvidia1", "nvidia12", "nvidiactl"]
 
 
-def test_the_machines_gpus_are_its_gpus_own_nodes(tmp_path):
-    from evaluator.gpu_node import machine_gpus
-
-    for name in ("nvidia0", "nvidia1", "nvidia12", "nvidiactl", "nvidia-uvm", "nvidia-modeset"):
-        (tmp_path / name).write_text("")
-    assert machine_gpus(str(tmp_path)) == 3
-    assert machine_gpus(str(tmp_path / "absent")) == 0
-
-
 REPORTS_ITS_GPU = textwrap.dedent('''
     import os
     from evaluator import gpu_node

@@ -250,25 +250,27 @@ def test_the_disk_bound_by_default_is_a_quarter_of_the_free_space_within_limits(
 def test_a_gpu_evaluators_host_cache_takes_an_eighth_of_memory_per_gpu_within_limits(monkeypatch):
     from evaluator import references
 
-    monkeypatch.setattr(references, "machine_gpus", lambda: 2)
+    monkeypatch.setattr(references.gpu_node, "machine_gpus", lambda: 2)
     for total, expected in ((256 << 30, 16 << 30), (1 << 40, 32 << 30), (32 << 30, 8 << 30)):
         monkeypatch.setattr(references.psutil, "virtual_memory", lambda total=total: type("M", (), {"total": total}))
         assert references.host_budget() == expected
 
 
 def test_the_machines_gpus_are_counted_even_where_this_process_sees_one(monkeypatch):
-    from evaluator import references
+    import torch
 
-    monkeypatch.setattr(references.torch.cuda, "device_count", lambda: 1)
-    monkeypatch.setattr(references.torch.cuda, "_raw_device_count_nvml", lambda: 4, raising=False)
-    assert references.machine_gpus() == 4
+    from evaluator.gpu_node import machine_gpus
+
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 1)
+    monkeypatch.setattr(torch.cuda, "_raw_device_count_nvml", lambda: 4, raising=False)
+    assert machine_gpus() == 4
 
     def no_nvml():
         raise OSError("libnvidia-ml.so.1: cannot open shared object file")
-    monkeypatch.setattr(references.torch.cuda, "_raw_device_count_nvml", no_nvml)
-    assert references.machine_gpus() == 1
-    monkeypatch.setattr(references.torch.cuda, "device_count", lambda: 0)
-    assert references.machine_gpus() == 1
+    monkeypatch.setattr(torch.cuda, "_raw_device_count_nvml", no_nvml)
+    assert machine_gpus() == 1
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 0)
+    assert machine_gpus() == 1
 
 
 def test_a_case_of_a_seed_secret_to_one_evaluator_is_not_kept_on_disk(tmp_path, cache, gelu):
@@ -286,3 +288,27 @@ def test_a_case_of_a_seed_secret_to_one_evaluator_is_not_kept_on_disk(tmp_path, 
     del store._compute
     store.get(gelu, own)
     assert cache.load(gelu, own) is not None, "the task's own cases are kept"
+
+
+@pytest.mark.parametrize("measured_full", [True, False])
+def test_an_evaluator_reads_the_disk_from_its_first_evaluation_where_confinement_is_full(tmp_path, monkeypatch,
+                                                                                          measured_full):
+    """A process confined without candidate code is measured as the evaluator starts: the disk cache
+    serves the first evaluations too, and only where that process was fully confined."""
+    from evaluator import evaluate, sandbox
+    from evaluator.evaluate import Evaluator, EvaluatorConfig
+
+    measured = []
+    real = sandbox.confinement_now
+
+    def measuring(server, limits):
+        got = real(server, limits)
+        measured.append(got)
+        return got if measured_full else dataclasses.replace(got, seccomp=False)
+
+    monkeypatch.setattr(evaluate.sandbox, "confinement_now", measuring)
+    with Evaluator(EvaluatorConfig(device="cpu", cache_dir=tmp_path, watch_project=False)) as evaluator:
+        assert measured and measured[0] is not None
+        if measured[0].level != "full":
+            pytest.skip(f"confinement on this machine: {measured[0].level}")
+        assert (evaluator.references.disk is evaluator.reference_cache) == measured_full
