@@ -5,9 +5,10 @@ device model, all of which name an entry.
 Only evaluators write here, and an entry is read only if the OS says nobody else could have written
 it: the folder, the entry and its files belong to this user, are writable by nobody else and are
 not links; its manifest names the same identity, and its files' SHA-256 digests match. Anything else
-is removed and built anew. Candidates never see this folder: the evaluator uses it only once a
-candidate's process is seen fully isolated, and every confined process sees it empty even where it
-lies inside a folder they may read (evaluate.py)."""
+is removed and built anew. Candidates never see this folder: the evaluator uses it only while
+confined processes are seen fully isolated (one of no candidate code as it starts, then each
+candidate's), and every confined process sees it empty even where it lies inside a folder they may
+read (evaluate.py)."""
 
 from __future__ import annotations
 
