@@ -29,8 +29,7 @@ from evaluator.redaction import Redactor
 from evaluator.reference_cache import ReferenceCache
 from evaluator.references import ReferenceStore
 from evaluator.result import EvalResult, Stage, Verdict
-from evaluator import sandbox
-from evaluator.sandbox import Sandbox, scratch_root
+from evaluator.sandbox import Sandbox, confinement_now, scratch_root
 from evaluator.settings import EvaluatorConfig, default_limits, default_watched, resolve_device
 from evaluator.stage_failed import StageFailed
 from evaluator.stages import correctness, memcheck as memcheck_stage, profile, start, static, timing
@@ -132,7 +131,7 @@ class Evaluator:
         self.integrity = ProjectIntegrity(watched) if self.config.watch_project else None
         self.tampered: list[str] = []
         self._isolation_warned = False
-        self._use_disk_cache(sandbox.confinement_now(self.server, self.limits))
+        self._use_disk_cache(confinement_now(self.server, self.limits))
 
     def _make_folders(self) -> None:
         """The folder of built inputs candidates read, and on a GPU the folder of its shared locks."""

@@ -110,6 +110,7 @@ def _confine(request: protocol.Spawn) -> None:
     from evaluator import confinement, gpu_node, triton_cache
 
     _one_thread()
+    os.environ.setdefault(*CUDA_CONNECTIONS)  # CUDA not started yet: read when it is, here and in the memory check
     view = confinement.View(writable=request.writable, readable=request.readable, emptied=request.emptied)
     applied = confinement.confine(request.scratch, view, gpu=request.gpu, gpu_node=request.gpu_node)
     if request.gpu and request.gpu_node and applied.root:
@@ -121,12 +122,10 @@ def _confine(request: protocol.Spawn) -> None:
 
 
 def _one_thread() -> None:
-    """For this process (torch is loaded already, CUDA not started) and any it starts afresh (the
-    memory check's)."""
+    """For this process (torch is loaded already) and any it starts afresh (the memory check's)."""
     import torch
 
     os.environ.update(ONE_THREAD)
-    os.environ.setdefault(*CUDA_CONNECTIONS)
     torch.set_num_threads(1)
 
 

@@ -306,7 +306,7 @@ def test_an_evaluator_reads_the_disk_from_its_first_evaluation_where_confinement
         measured.append(got)
         return got if measured_full else dataclasses.replace(got, seccomp=False)
 
-    monkeypatch.setattr(evaluate.sandbox, "confinement_now", measuring)
+    monkeypatch.setattr(evaluate, "confinement_now", measuring)
     with Evaluator(EvaluatorConfig(device="cpu", cache_dir=tmp_path, watch_project=False)) as evaluator:
         assert measured and measured[0] is not None
         if measured[0].level != "full":
