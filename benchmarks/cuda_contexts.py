@@ -24,15 +24,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from benchmarks.sync_waits import cuda_driver  # noqa: E402
+
 WAYS = (("cuInit", {}), ("context", {}), ("context", {"CUDA_DEVICE_MAX_CONNECTIONS": "1"}),
         ("torch", {}), ("torch", {"CUDA_DEVICE_MAX_CONNECTIONS": "1"}))
-
-
-def _driver():
-    cuda = ctypes.CDLL("libcuda.so.1")
-    if cuda.cuInit(0) != 0:
-        raise RuntimeError("cuInit failed")
-    return cuda
 
 
 def _start(way: str) -> None:
@@ -42,7 +37,7 @@ def _start(way: str) -> None:
         torch.zeros(1, device="cuda")
         torch.cuda.synchronize()
         return
-    cuda = _driver()
+    cuda = cuda_driver()
     if way == "context":
         device, context, pointer = ctypes.c_int(), ctypes.c_void_p(), ctypes.c_uint64()
         cuda.cuDeviceGet(ctypes.byref(device), 0)

@@ -24,7 +24,7 @@ SCHED_SPIN, SCHED_BLOCKING_SYNC = 0x01, 0x04
 WAYS = ("spin", "blocking", "switched")
 
 
-def _driver():
+def cuda_driver():
     cuda = ctypes.CDLL("libcuda.so.1")
     if cuda.cuInit(0) != 0:
         raise RuntimeError("cuInit failed")
@@ -33,7 +33,7 @@ def _driver():
 
 def _set_flags(way: str) -> str:
     """Before torch makes the context (spin, blocking) or on the live one (switched): what was done."""
-    cuda = _driver()
+    cuda = cuda_driver()
     if way in ("spin", "blocking"):
         device = ctypes.c_int()
         cuda.cuDeviceGet(ctypes.byref(device), 0)
@@ -105,7 +105,7 @@ def main() -> None:
     parser.add_argument("--json", type=str)
     args = parser.parse_args()
     try:
-        _driver()
+        cuda_driver()
     except (OSError, RuntimeError) as exc:
         sys.exit(f"no CUDA driver here: {exc}")
     rows = [measure(way, others, args.seconds) for others in args.others for way in WAYS]

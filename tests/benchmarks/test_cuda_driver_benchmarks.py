@@ -1,4 +1,5 @@
-"""How fast CUDA contexts are made (benchmarks/cuda_contexts.py): without a CUDA driver it says so."""
+"""The benchmarks of CUDA's waits (benchmarks/sync_waits.py) and contexts (benchmarks/cuda_contexts.py):
+without a CUDA driver each says so; a round of contexts times every process it starts."""
 
 import ctypes.util
 import os
@@ -8,12 +9,13 @@ from pathlib import Path
 
 import pytest
 
-BENCHMARK = Path(__file__).resolve().parents[2] / "benchmarks" / "cuda_contexts.py"
+BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
 
 
 @pytest.mark.skipif(ctypes.util.find_library("cuda") is not None, reason="a CUDA driver is installed here")
-def test_without_a_cuda_driver_the_benchmark_stops_and_says_why():
-    done = subprocess.run([sys.executable, str(BENCHMARK), "--at-once", "1"], capture_output=True, text=True,
+@pytest.mark.parametrize("command", [["sync_waits.py", "--seconds", "1"], ["cuda_contexts.py", "--at-once", "1"]])
+def test_without_a_cuda_driver_the_benchmark_stops_and_says_why(command):
+    done = subprocess.run([sys.executable, str(BENCHMARKS / command[0]), *command[1:]], capture_output=True, text=True,
                           timeout=120)
     assert done.returncode == 1 and "no CUDA driver here" in done.stderr, done.stderr
 
@@ -21,8 +23,7 @@ def test_without_a_cuda_driver_the_benchmark_stops_and_says_why():
 def test_a_round_times_every_process_it_starts(monkeypatch):
     """The round's bookkeeping, with a start that needs no GPU: every process reports, and the
     settings asked for are undone in this process afterwards."""
-    sys.path.insert(0, str(BENCHMARK.parent))
-    import cuda_contexts
+    from benchmarks import cuda_contexts
 
     monkeypatch.delenv("CUDA_DEVICE_MAX_CONNECTIONS", raising=False)
     monkeypatch.setattr(cuda_contexts, "_start", lambda way: None)
