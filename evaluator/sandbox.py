@@ -23,7 +23,7 @@ from typing import Any
 import psutil
 
 from evaluator import confinement, event_log, isolation, protocol, wire
-from evaluator.fork_server import ForkServer
+from evaluator.fork_server import ForkServer, ForkServerError
 from evaluator.result import Verdict
 from evaluator.stage_failed import StageFailed
 
@@ -469,11 +469,12 @@ class Sandbox:
 
 def confinement_now(server: ForkServer, limits: Limits) -> isolation.Measured | None:
     """What a confined process gets on this machine, measured on one that runs no candidate code
-    (and starts no CUDA); None where it could not be measured."""
+    (and starts no CUDA); None where it could not be measured (the evaluation that next spawns a
+    process says why)."""
     job = protocol.Job(task="confinement", entry="nothing", device="cpu")
     try:
         with Sandbox(server, "candidate", job, {"candidate.py": "def nothing():\n    pass\n"}, limits, Reach()) as box:
             box.recv(timeout=60)
             return box.isolation
-    except (ChildGone, OSError):
+    except (ChildGone, ForkServerError, OSError):
         return None

@@ -312,3 +312,16 @@ def test_an_evaluator_reads_the_disk_from_its_first_evaluation_where_confinement
         if measured[0].level != "full":
             pytest.skip(f"confinement on this machine: {measured[0].level}")
         assert (evaluator.references.disk is evaluator.reference_cache) == measured_full
+
+
+def test_an_evaluator_whose_fork_server_cannot_start_still_starts_without_the_disk(tmp_path, monkeypatch):
+    """The failure is the first evaluation's to report, as before the start measured confinement."""
+    from evaluator.evaluate import Evaluator, EvaluatorConfig
+    from evaluator.fork_server import ForkServer, ForkServerError
+
+    def cannot_start(self):
+        raise ForkServerError("the fork server failed to start: test")
+
+    monkeypatch.setattr(ForkServer, "_start", cannot_start)
+    with Evaluator(EvaluatorConfig(device="cpu", cache_dir=tmp_path, watch_project=False)) as evaluator:
+        assert evaluator.references.disk is None
