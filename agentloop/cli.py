@@ -11,10 +11,9 @@ import typer
 from rich.markup import escape
 
 from agentloop.commands import compare, running, scoring, tasks, trace_store
-from agentloop.commands.common import console
+from agentloop.commands.common import EXIT_INTERRUPTED, console
 from traces.untrusted_text import plain
 
-EXIT_INTERRUPTED = 130
 RESUMABLE_COMMANDS = ("run", "ab")
 
 app = typer.Typer(add_completion=False, no_args_is_help=True,

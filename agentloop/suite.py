@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import signal
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -27,22 +28,41 @@ class Submission:
     origin: Path
 
 
-def score(evaluations: Evaluates, submissions: list[Submission], console: Console) -> list[EvalResult]:
-    """Every submission through `evaluations` (every visible GPU, each with its own workers), in order."""
+@dataclass
+class Scored:
+    results: list[EvalResult]  # those that finished, in the submissions' order
+    interrupted: bool = False  # Ctrl-C or SIGTERM came before every submission was scored
+
+
+def score(evaluations: Evaluates, submissions: list[Submission], console: Console) -> Scored:
+    """Every submission through `evaluations` (every visible GPU, each with its own workers). An
+    interrupt (SIGINT, SIGTERM) stops the scoring and keeps what had finished."""
     return asyncio.run(_score(evaluations, submissions, console))
 
 
-async def _score(evaluations: Evaluates, submissions: list[Submission], console: Console) -> list[EvalResult]:
+async def _score(evaluations: Evaluates, submissions: list[Submission], console: Console) -> Scored:
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
-    with Progress(*columns, console=console, transient=not console.is_terminal) as progress:
-        bar = progress.add_task("scoring", total=len(submissions))
+    finished: dict[int, EvalResult] = {}
+    loop, scoring = asyncio.get_running_loop(), asyncio.current_task()
+    loop.add_signal_handler(signal.SIGTERM, scoring.cancel)  # asyncio.run turns Ctrl-C into the same
+    try:
+        with Progress(*columns, console=console, transient=not console.is_terminal) as progress:
+            bar = progress.add_task("scoring", total=len(submissions))
 
-        async def one(submission: Submission) -> EvalResult:
-            result = await evaluations.evaluate(submission.task, submission.source)
-            progress.update(bar, advance=1, description=f"{result.task_id}: {result.verdict.value}")
-            return result
+            async def one(index: int, submission: Submission) -> None:
+                result = await evaluations.evaluate(submission.task, submission.source)
+                finished[index] = result
+                said = f"{result.task_id}: {result.verdict.value}"
+                progress.update(bar, advance=1, description=said)
+                if not console.is_terminal:  # no live bar there: a line per candidate scored
+                    console.print(f"{said} ({len(finished)} of {len(submissions)})", highlight=False)
 
-        return list(await asyncio.gather(*(one(s) for s in submissions)))
+            await asyncio.gather(*(one(i, s) for i, s in enumerate(submissions)))
+    except asyncio.CancelledError:
+        return Scored([finished[i] for i in sorted(finished)], interrupted=True)
+    finally:
+        loop.remove_signal_handler(signal.SIGTERM)
+    return Scored([finished[i] for i in sorted(finished)])
 
 
 REASON_CHARS = 160  # on a terminal; the whole reason otherwise

@@ -12,6 +12,7 @@ from rich.markup import escape
 
 from traces.untrusted_text import plain
 
+EXIT_INTERRUPTED = 130  # as a shell reports a command stopped by Ctrl-C
 OFF_TERMINAL_WIDTH = 200  # wide enough for every table; longer cells fold, whole
 
 

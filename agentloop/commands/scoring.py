@@ -11,8 +11,8 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from agentloop.commands.common import (DeviceOption, KernelBenchOption, WorkersOption, console, fail, out,
-                                       task_named, task_suite)
+from agentloop.commands.common import (EXIT_INTERRUPTED, DeviceOption, KernelBenchOption, WorkersOption, console,
+                                       fail, out, task_named, task_suite)
 from agentloop.suite import Submission, score, summary_table
 from traces.untrusted_text import plain
 
@@ -129,11 +129,16 @@ def eval_command(
     submissions = chosen_submissions(task, file, suite, references, only, kernelbench)
     evaluations = evaluation_queue(device, workers, not no_timing, compile_baseline, profile, not no_memcheck)
     try:
-        results = score(evaluations, submissions, console)
+        scored = score(evaluations, submissions, console)
+        if scored.results:  # before the evaluations in flight are wound down: an interrupt keeps them
+            print_results(scored.results, as_json, one_candidate=suite is None and not references)
+        if scored.interrupted:
+            console.print(f"{len(scored.results)} of {len(submissions)} candidates scored before the interrupt")
     finally:
         evaluations.close()
-    print_results(results, as_json, one_candidate=suite is None and not references)
-    raise typer.Exit(0 if all(r.correct for r in results) else 1)
+    if scored.interrupted:
+        raise typer.Exit(EXIT_INTERRUPTED)
+    raise typer.Exit(0 if all(r.correct for r in scored.results) else 1)
 
 
 def calibrate_command(

@@ -3,6 +3,7 @@
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import zipfile
@@ -199,3 +200,25 @@ def test_a_kernelbench_folder_as_people_keep_it(tmp_path):
     broken = agentloop("tasks", "list", "--kernelbench", str(tmp_path))
     assert broken.returncode == 2 and "5_broken.py: the problem file failed to import: NameError" in broken.stderr
     assert "Traceback" not in broken.stderr
+
+
+@pytest.mark.parametrize("sent", [signal.SIGINT, signal.SIGTERM])
+def test_an_interrupted_eval_prints_what_it_had_scored(sent):
+    """Ctrl-C, or a SIGTERM (a time limit, a job scheduler), after the first candidate of several was
+    scored: its result is printed, and the exit status says the run was interrupted."""
+    env = dict(os.environ, COLUMNS="200", PYTHONPATH=str(ROOT))
+    command = [sys.executable, "-m", "agentloop", "eval", "--references", "--task", "Random", "--task",
+               "Pooling/avg_pool1d", "--task", "Reduce", "--device", "cpu", "--workers", "1", "--json"]
+    with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                          cwd=ROOT) as running:
+        first = running.stderr.readline()
+        while first and " of " not in first:  # progress lines: "TASK: VERDICT (1 of N)"
+            first = running.stderr.readline()
+        assert first, "no candidate was scored"
+        running.send_signal(sent)
+        stdout, stderr = running.communicate(timeout=600)
+    assert running.returncode == 130, stderr
+    results = [EvalResult.from_dict(r) for r in json.loads(stdout)]
+    total = int(first.rsplit(" of ", 1)[1].rstrip(")\n"))
+    assert 1 <= len(results) < total and all(r.correct for r in results)
+    assert f"{len(results)} of {total} candidates scored before the interrupt" in stderr
