@@ -6,7 +6,8 @@
 #   bash benchmarks/gpu_scaling.sh OUTDIR
 # COPIES (default 14: 15 tasks x 14 = 210 evaluations of distinct sources), EXECUTORS (default
 # "local1 local local-one-process"; add ray where Ray is installed), PARTS (default "scaling references"),
-# VISIBLE (the GPUs `eval --references` runs on, one run per word: default "0 all"; "all" is every GPU).
+# VISIBLE (the GPUs `eval --references` runs on, one run per word: default "0 all"; "all" is every GPU),
+# REFERENCES_LIMIT (seconds after which each such run is stopped; it then reports what it scored).
 # Further parts: `waits` (benchmarks/sync_waits.py: the CPU cost of spinning in CUDA's waits),
 # `contexts` (benchmarks/cuda_contexts.py: CUDA contexts made alone and 16 at once) and `where`
 # (py-spy, from the carried wheels, samples every process of a run of WHERE_EXECUTOR, default
@@ -30,11 +31,19 @@ for part in ${PARTS:-scaling references}; do
         rm -rf /tmp/agentloop-references-cold ~/.triton/cache
         start=$(date +%s.%N)
         CUDA_VISIBLE_DEVICES=$visible AGENTLOOP_CACHE_DIR=/tmp/agentloop-references-cold \
+          ${REFERENCES_LIMIT:+timeout $REFERENCES_LIMIT} \
           python3 -m agentloop eval --references --json > "$out/references-$name.json" 2> "$out/references-$name.log"
-        status=$?
+        status=$?  # 124: stopped at REFERENCES_LIMIT seconds; the JSON then holds those scored by then
         echo "eval --references on GPUs $visible, cold: $(python3 -c "import time; print(round(time.time() - $start, 1))") s, exit $status"
-        python3 -c "import collections, json, sys; print('  verdicts:', dict(collections.Counter(
-          r['verdict'] for r in json.load(open(sys.argv[1])))))" "$out/references-$name.json"
+        python3 - "$out/references-$name.json" <<'PY'
+import collections, json, sys
+results = json.load(open(sys.argv[1]))
+print("  scored:", len(results), "verdicts:", dict(collections.Counter(r["verdict"] for r in results)))
+phases = collections.Counter()
+for r in results:
+    phases.update(r.get("phases") or {})
+print("  phases per evaluation (s):", {k: round(v / max(1, len(results)), 2) for k, v in sorted(phases.items())})
+PY
       done ;;
     waits)
       python3 benchmarks/sync_waits.py --others 0 7 --json "$out/waits.json" > "$out/waits.md" 2> "$out/waits.log"
