@@ -5,7 +5,6 @@ devices, each device's Evaluator in a process of its own (evaluator_process.py).
 from __future__ import annotations
 
 import asyncio
-import itertools
 import os
 from typing import Protocol
 
@@ -37,6 +36,27 @@ def visible_devices(device: str) -> list[str]:
     return [device]
 
 
+class FreeSlots:
+    """Every device's free evaluation slots in one queue: the next evaluation takes the first slot to
+    free up, on whichever device, so none waits behind a busy device while another has room. The
+    devices take turns in the queue's first places, so the first evaluations spread over them all."""
+
+    def __init__(self, devices: int, per_device: int):
+        self.order = [index for _ in range(per_device) for index in range(devices)]
+        self._queue: asyncio.Queue | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    def queue(self) -> asyncio.Queue:
+        """The queue of the running event loop (a queue belongs to one loop; a later `asyncio.run`
+        gets a full one)."""
+        loop = asyncio.get_running_loop()
+        if self._loop is not loop:
+            self._queue, self._loop = asyncio.Queue(), loop
+            for index in self.order:
+                self._queue.put_nowait(index)
+        return self._queue
+
+
 class EvaluationQueue:
     """`workers` concurrent evaluations per device; each device has its own GPU lock for timing.
     One device: its Evaluator in this process. Several (or `processes=True`): each device's
@@ -66,21 +86,16 @@ class EvaluationQueue:
         except RuntimeError:
             self.close()
             raise
-        self.slots = [asyncio.Semaphore(per_device) for _ in devices]
-        self._next = itertools.cycle(range(len(devices)))
+        self.free = FreeSlots(len(devices), per_device)
         self.devices = devices
 
-    def _pick(self) -> int:
-        """The device with a free slot, or the next in turn when all are busy."""
-        for index, slot in enumerate(self.slots):
-            if not slot.locked():
-                return index
-        return next(self._next)
-
     async def evaluate(self, task: Task, code: str) -> EvalResult:
-        index = self._pick()
-        async with self.slots[index]:
+        free = self.free.queue()
+        index = await free.get()
+        try:
             return await asyncio.wrap_future(self.backends[index].submit(task, code))
+        finally:
+            free.put_nowait(index)
 
     def close(self) -> None:
         for backend in self.backends:
