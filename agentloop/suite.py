@@ -45,6 +45,7 @@ async def _score(evaluations: Evaluates, submissions: list[Submission], console:
     finished: dict[int, EvalResult] = {}
     loop, scoring = asyncio.get_running_loop(), asyncio.current_task()
     loop.add_signal_handler(signal.SIGTERM, scoring.cancel)  # asyncio.run turns Ctrl-C into the same
+    interrupted = False
     try:
         with Progress(*columns, console=console, transient=not console.is_terminal) as progress:
             bar = progress.add_task("scoring", total=len(submissions))
@@ -59,10 +60,10 @@ async def _score(evaluations: Evaluates, submissions: list[Submission], console:
 
             await asyncio.gather(*(one(i, s) for i, s in enumerate(submissions)))
     except asyncio.CancelledError:
-        return Scored([finished[i] for i in sorted(finished)], interrupted=True)
+        interrupted = True
     finally:
         loop.remove_signal_handler(signal.SIGTERM)
-    return Scored([finished[i] for i in sorted(finished)])
+    return Scored([finished[i] for i in sorted(finished)], interrupted)
 
 
 REASON_CHARS = 160  # on a terminal; the whole reason otherwise

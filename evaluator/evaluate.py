@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 from evaluator import (baseline, baseline_server, calibration, compile_scout, gpu_lock, gpu_node, interpreter_probe,
-                       memcheck, memory_gate, probes)
+                       isolation, memcheck, memory_gate, probes)
 from evaluator.environment import environment
 from evaluator.fork_server import ForkServer, secret_values
 from evaluator.integrity import ProjectIntegrity
@@ -103,6 +103,7 @@ class Evaluator:
         self.device = resolve_device(self.config.device)
         self.on_gpu = self.device.type == "cuda"
         self.gpu_node = gpu_node.device_node(self.device.index or 0) if self.on_gpu else None  # its GPU alone
+        self.machine_gpus = gpu_node.machine_gpus() if self.on_gpu else 1  # asked of NVML once
         self.cache_dir = Path(self.config.cache_dir)
         self.limits = default_limits(self.config.limits, self.on_gpu)
         self._make_folders()
@@ -213,7 +214,7 @@ class Evaluator:
         cores = os.cpu_count() or 2
         if self.config.cores:
             return min(self.config.cores, cores)
-        return cores // gpu_node.machine_gpus() if self.on_gpu else cores
+        return cores // self.machine_gpus if self.on_gpu else cores
 
     def scouting(self) -> bool:
         if self.config.compile_scout is None:
@@ -258,7 +259,7 @@ class Evaluator:
             log.warning("candidates run with %s isolation: the OS refused part of the sandbox, so what "
                         "SECURITY.md lists under it is not guaranteed on this machine", level)
 
-    def _use_disk_cache(self, measured) -> None:
+    def _use_disk_cache(self, measured: isolation.Measured | None) -> None:
         """Expected outputs on disk only while confined processes are seen unable to read them: from
         the start where a process confined without candidate code was, then as each candidate's is."""
         self.references.disk = self.reference_cache if measured is not None and measured.level == "full" else None

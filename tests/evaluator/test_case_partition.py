@@ -130,7 +130,7 @@ def test_an_evaluator_counts_on_its_gpus_share_of_the_machines_cores(whole, monk
     GPU are too many to split (with all 64 they would not be)."""
     monkeypatch.setattr(whole, "on_gpu", True)
     monkeypatch.setattr("os.cpu_count", lambda: 64)
-    monkeypatch.setattr("evaluator.gpu_node.machine_gpus", lambda: 4)
+    monkeypatch.setattr(whole, "machine_gpus", 4)
     monkeypatch.setattr(whole, "_in_flight", 8)
     assert whole.cores() == 16
     assert whole.candidate_processes() == 1
