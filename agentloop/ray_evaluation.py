@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import os
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping
 
 from evaluator.result import EvalResult
 from evaluator.task import Task
@@ -147,10 +148,17 @@ def _joined_ray(address: str | None):
     if not ray.is_initialized():
         try:
             ray.init(address=address, include_dashboard=False, log_to_driver=False,
-                     runtime_env={"env_vars": {"PYTHONPATH": str(Path(__file__).resolve().parents[1])}})
+                     runtime_env={"env_vars": {"PYTHONPATH": worker_pythonpath(os.environ)}})
         except (ConnectionError, RuntimeError, ValueError) as exc:
             raise RayUnavailable(f"cannot reach the Ray cluster at {address or 'a new local one'}: {exc}") from exc
     return ray
+
+
+def worker_pythonpath(environ: Mapping[str, str]) -> str:
+    """The workers' import path: this checkout first, then the driver's own PYTHONPATH (packages
+    installed beside the interpreter's, such as a target folder, stay importable in the actors)."""
+    checkout = str(Path(__file__).resolve().parents[1])
+    return os.pathsep.join([checkout, *filter(None, environ.get("PYTHONPATH", "").split(os.pathsep))])
 
 
 def _actor_placement(resources: dict[str, float], device: str, workers: int) -> tuple[bool, int]:

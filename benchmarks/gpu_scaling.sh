@@ -7,7 +7,8 @@
 # COPIES (default 14: 15 tasks x 14 = 210 evaluations of distinct sources), EXECUTORS (default
 # "local1 local local-one-process"; add ray where Ray is installed), PARTS (default "scaling references"),
 # VISIBLE (the GPUs `eval --references` runs on, one run per word: default "0 all"; "all" is every GPU),
-# REFERENCES_LIMIT (seconds after which each such run is stopped; it then reports what it scored).
+# REFERENCES_LIMIT (seconds after which each such run is stopped; it then reports what it scored, and
+# when every 25th result came).
 # Further parts: `waits` (benchmarks/sync_waits.py: the CPU cost of spinning in CUDA's waits),
 # `contexts` (benchmarks/cuda_contexts.py: CUDA contexts made alone and 16 at once) and `where`
 # (py-spy, from the carried wheels, samples every process of a run of WHERE_EXECUTOR, default
@@ -32,12 +33,16 @@ for part in ${PARTS:-scaling references}; do
         start=$(date +%s.%N)
         CUDA_VISIBLE_DEVICES=$visible AGENTLOOP_CACHE_DIR=/tmp/agentloop-references-cold \
           ${REFERENCES_LIMIT:+timeout $REFERENCES_LIMIT} \
-          python3 -m agentloop eval --references --json > "$out/references-$name.json" 2> "$out/references-$name.log"
+          python3 -m agentloop eval --references --json > "$out/references-$name.json" \
+          2> >(while IFS= read -r line; do echo "${EPOCHREALTIME/,/.} $line"; done > "$out/references-$name.log")
         status=$?  # 124: stopped at REFERENCES_LIMIT seconds; the JSON then holds those scored by then
+        sleep 0.5  # the log's last lines
         echo "eval --references on GPUs $visible, cold: $(python3 -c "import time; print(round(time.time() - $start, 1))") s, exit $status"
-        python3 - "$out/references-$name.json" <<'PY'
-import collections, json, sys
+        python3 - "$out/references-$name.json" "$out/references-$name.log" "$start" <<'PY'
+import collections, json, re, sys
 results = json.load(open(sys.argv[1]))
+scored = [float(line.split()[0]) - float(sys.argv[3]) for line in open(sys.argv[2]) if re.search(r"\(\d+ of \d+\)$", line)]
+print("  seconds from the start to every 25th result:", [round(t, 1) for t in scored[24::25]])
 print("  scored:", len(results), "verdicts:", dict(collections.Counter(r["verdict"] for r in results)))
 phases = collections.Counter()
 for r in results:

@@ -90,3 +90,12 @@ def test_agentloop_run_on_ray_from_the_command_line(tmp_path):
     (attempt,) = trace.attempts()
     trace.close()
     assert attempt.result is not None and attempt.result.environment.host
+
+
+def test_workers_import_from_this_checkout_and_the_drivers_path():
+    from agentloop.ray_evaluation import worker_pythonpath
+    from tests.agentloop.test_run import ROOT
+
+    assert worker_pythonpath({}) == str(ROOT)
+    assert worker_pythonpath({"PYTHONPATH": f"/opt/site{os.pathsep}{os.pathsep}/x"}).split(os.pathsep) == \
+        [str(ROOT), "/opt/site", "/x"]
