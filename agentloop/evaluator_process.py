@@ -168,6 +168,7 @@ class EvaluatorProcess:
         if task.source_path is None:
             raise ValueError(f"{task.id}: a task without a source file cannot be sent to an evaluator process")
         outer: Future = Future()
+        outer.set_running_or_notify_cancel()  # sent at once: a caller that stops waiting cannot cancel it
         self._send(task, code, outer, retries=1)
         return outer
 

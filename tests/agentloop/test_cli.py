@@ -222,3 +222,4 @@ def test_an_interrupted_eval_prints_what_it_had_scored(sent):
     total = int(first.rsplit(" of ", 1)[1].rstrip(")\n"))
     assert 1 <= len(results) < total and all(r.correct for r in results)
     assert f"{len(results)} of {total} candidates scored before the interrupt" in stderr
+    assert "Traceback" not in stderr and "InvalidStateError" not in stderr, stderr[-3000:]

@@ -115,3 +115,28 @@ def test_devices_are_named_one_by_one_or_as_a_list_of_gpus():
     assert visible_devices("cuda:1, 1,0") == ["cuda:1", "cuda:0"], "each GPU once, in the order named"
     with pytest.raises(ValueError, match="named by number"):
         visible_devices("cuda:0,x")
+
+
+def test_a_caller_that_stops_waiting_leaves_the_evaluation_to_finish(suite, caplog):
+    """An interrupted run stops waiting on evaluations in flight: each finishes in the evaluator
+    process, and its result is dropped without an error."""
+    relu = suite["Activation/relu"]
+    code = relu.solution_path.read_text()
+    apart = EvaluationQueue("cpu", workers=1, timing=False, processes=True)
+    link = apart.backends[0].link
+
+    async def impatient() -> None:
+        with pytest.raises(asyncio.TimeoutError):
+            await asyncio.wait_for(apart.evaluate(relu, code), timeout=0.05)
+
+    try:
+        asyncio.run(impatient())
+        assert link.pending, "the evaluation goes on after its caller stopped waiting"
+        deadline = time.monotonic() + 300
+        while link.pending and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not link.pending
+        assert asyncio.run(apart.evaluate(relu, code)).verdict.value == "CORRECT"
+    finally:
+        apart.close()
+    assert not [r for r in caplog.records if r.name == "concurrent.futures"], caplog.text
