@@ -8,7 +8,8 @@
 # "local1 local local-one-process"; add ray where Ray is installed), PARTS (default "scaling references"),
 # VISIBLE (the GPUs `eval --references` runs on, one run per word: default "0 all"; "all" is every GPU),
 # REFERENCES_LIMIT (seconds after which each such run is stopped; it then reports what it scored, and
-# when every 25th result came).
+# when every 25th result came, the longest wait between two, and the disks' writes: storage-WORD.tsv,
+# benchmarks/storage_timeline.py).
 # Further parts: `waits` (benchmarks/sync_waits.py: the CPU cost of spinning in CUDA's waits),
 # `contexts` (benchmarks/cuda_contexts.py: CUDA contexts made alone and 16 at once) and `where`
 # (py-spy, from the carried wheels, samples every process of a run of WHERE_EXECUTOR, default
@@ -30,6 +31,8 @@ for part in ${PARTS:-scaling references}; do
         visible=$name
         [ "$name" = all ] && visible=$(seq -s, 0 $((gpus - 1)))
         rm -rf /tmp/agentloop-references-cold ~/.triton/cache
+        python3 benchmarks/storage_timeline.py --folder /tmp/agentloop-references-cold > "$out/storage-$name.tsv" &
+        sampler=$!
         start=$(date +%s.%N)
         CUDA_VISIBLE_DEVICES=$visible AGENTLOOP_CACHE_DIR=/tmp/agentloop-references-cold \
           ${REFERENCES_LIMIT:+timeout $REFERENCES_LIMIT} \
@@ -37,12 +40,20 @@ for part in ${PARTS:-scaling references}; do
           2> >(while IFS= read -r line; do echo "${EPOCHREALTIME/,/.} $line"; done > "$out/references-$name.log")
         status=$?  # 124: stopped at REFERENCES_LIMIT seconds; the JSON then holds those scored by then
         sleep 0.5  # the log's last lines
+        kill $sampler; wait $sampler
         echo "eval --references on GPUs $visible, cold: $(python3 -c "import time; print(round(time.time() - $start, 1))") s, exit $status"
-        python3 - "$out/references-$name.json" "$out/references-$name.log" "$start" <<'PY'
-import collections, json, re, sys
+        python3 - "$out/references-$name.json" "$out/references-$name.log" "$start" "$out/storage-$name.tsv" <<'PY'
+import collections, csv, json, re, sys
 results = json.load(open(sys.argv[1]))
 scored = [float(line.split()[0]) - float(sys.argv[3]) for line in open(sys.argv[2]) if re.search(r"\(\d+ of \d+\)$", line)]
 print("  seconds from the start to every 25th result:", [round(t, 1) for t in scored[24::25]])
+gaps = [(b - a, a) for a, b in zip([0.0] + scored, scored)]
+print("  longest time without a result: %.1f s from %.1f s" % max(gaps) if gaps else "  no result")
+rows = list(csv.DictReader(open(sys.argv[4]), delimiter="\t"))
+if rows:
+    print("  storage: %.0f MB written to the disks, dirty pages up to %.0f MB, writeback up to %.0f MB, cache %.0f MB at the end"
+          % (float(rows[-1]["written_mb"]), max(float(r["dirty_mb"]) for r in rows),
+             max(float(r["writeback_mb"]) for r in rows), float(rows[-1]["folder_mb"])))
 print("  scored:", len(results), "verdicts:", dict(collections.Counter(r["verdict"] for r in results)))
 phases = collections.Counter()
 for r in results:
