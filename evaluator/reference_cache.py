@@ -1,6 +1,7 @@
 """Cases' inputs and expected outputs on disk, shared by every evaluator of this machine and kept
 across runs: they are pure functions of the task's files, the case, the library versions and the
-device model, all of which name an entry.
+device model, all of which name an entry. Only cases dearer to build than to read back are kept
+(`worth_keeping`).
 
 Only evaluators write here, and an entry is read only if the OS says nobody else could have written
 it: the folder, the entry and its files belong to this user, are writable by nobody else and are
@@ -45,6 +46,13 @@ _source_digest = lru_cache(maxsize=None)(_digest)  # the task's and the evaluato
 _checked: dict[tuple[int, int, int, int], str] = {}
 CHECKED_MAX = 1 << 16
 SETTLED_SECONDS = 1.0
+# A case is kept only where building it again would take longer than reading it back (its files read,
+# hashed and copied into the evaluator's folder): where it took at least this many seconds per GiB to
+# build. Most standard-size cases are drawn and computed on a GPU faster than that (the suite's come
+# to about 200 GiB, far above the folder's bound); the costly ones (batches of float64
+# decompositions, inputs drawn on the host) are what the folder is for.
+READ_SECONDS_PER_GIB = 1.0
+GIB = 1 << 30
 
 
 def _entry_digest(path: Path) -> str:
@@ -87,10 +95,13 @@ def device_model(device: torch.device) -> str:
 class ReferenceCache:
     """One folder of entries; other evaluators may add or remove entries at any moment."""
 
-    def __init__(self, directory: Path, device: torch.device, max_bytes: int | None = None):
-        """`max_bytes`: the folder's bound; None: default_bytes."""
+    def __init__(self, directory: Path, device: torch.device, max_bytes: int | None = None,
+                 read_seconds_per_gib: float = READ_SECONDS_PER_GIB):
+        """`max_bytes`: the folder's bound; None: default_bytes. `read_seconds_per_gib`: see
+        READ_SECONDS_PER_GIB (0: every case is kept)."""
         self.directory = Path(directory)
         self.device = device
+        self.read_seconds_per_gib = read_seconds_per_gib
         self.directory.mkdir(parents=True, exist_ok=True, mode=0o700)
         self.max_bytes = max_bytes if max_bytes is not None else default_bytes(self.directory)
         self._estimate: int | None = None  # bytes in the folder: scanned, plus what this process added since
@@ -110,6 +121,10 @@ class ReferenceCache:
     def _entry(self, identity: dict) -> Path:
         name = hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()
         return self.directory / name
+
+    def worth_keeping(self, build_seconds: float, nbytes: int) -> bool:
+        """Is a case that took `build_seconds` to build, and fills `nbytes`, dearer to build than to read?"""
+        return build_seconds >= self.read_seconds_per_gib * nbytes / GIB
 
     def load(self, task: Task, case: Case) -> tuple[Path, Expected] | None:
         """The entry's inputs file and its expected outputs (on the host), or None."""

@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import shutil
 import threading
+import time
 from collections import OrderedDict
 from dataclasses import dataclass
 from functools import cached_property
@@ -48,6 +49,7 @@ class CaseData:
     inputs: Inputs            # on the host, as the task built them
     inputs_file: Path
     expected: Expected        # on the host, or (large standard-size outputs) on the GPU
+    build_seconds: float = 0.0  # drawing the inputs and computing the outputs, waits for locks aside
 
     def expected_on(self, device: torch.device) -> Expected:
         return _moved(self.expected, device)
@@ -184,7 +186,8 @@ class ReferenceStore:
             except OSError:  # the entry was trimmed away by another evaluator meanwhile
                 pass
         data = self._compute(task, case, path)
-        if disk is not None and case.seed in (*task.seeds, *task.timing_seeds):
+        if disk is not None and case.seed in (*task.seeds, *task.timing_seeds) and disk.worth_keeping(
+                data.build_seconds, data.inputs_file.stat().st_size + data.expected_bytes):
             disk.store(task, case, data.inputs_file, self._on_host(data))
         return data
 
@@ -206,30 +209,39 @@ class ReferenceStore:
     def _compute(self, task: Task, case: Case, path: Path) -> CaseData:
         load_cuda_linalg(self.device)
         if self.device.type == "cuda" and case.size == "standard":
-            staged, expected = self._build_on_gpu(task, case)
+            staged, expected, seconds = self._build_on_gpu(task, case)
             wire.save(staged, path)
             del staged  # page-locked; the file's pages serve from here on
-            return CaseData(wire.load(path), path, expected)
+            return CaseData(wire.load(path), path, expected, seconds)
+        began = time.perf_counter()
         inputs = task.make_inputs(case.seed, case.size, case.mode, case.dtype)
+        seconds = time.perf_counter() - began
         # small and edge cases take little of the GPU's memory
-        with gpu_lock.shared(self.lock_dir, "small case built"), own_stream(self.device):
-            expected = expected_outputs(task, inputs, self.device)
+        with gpu_lock.shared(self.lock_dir, "small case built"):
+            began = time.perf_counter()
+            with own_stream(self.device):
+                expected = expected_outputs(task, inputs, self.device)
+            seconds += time.perf_counter() - began
         wire.save(inputs, path)
-        return CaseData(inputs, path, expected)
+        return CaseData(inputs, path, expected, seconds)
 
-    def _build_on_gpu(self, task: Task, case: Case) -> tuple[Inputs, Expected]:
+    def _build_on_gpu(self, task: Task, case: Case) -> tuple[Inputs, Expected, float]:
         """Inputs drawn on the GPU, staged in page-locked host memory; expected outputs kept on the
-        GPU when large and within the budget, otherwise on the host."""
-        with self._computing, gpu_lock.shared(self.lock_dir, "standard case built"), own_stream(self.device):
-            with drawing_on(self.device):
-                drawn = task.make_inputs(case.seed, case.size, case.mode, case.dtype)
-            expected = expected_outputs(task, drawn, self.device, keep_on=self.device)
-            staged = on_pinned_host(drawn)
-            del drawn
-            if not self._keeps_on_device(expected):
-                expected = _moved(expected, HOST)
-            memory_gate.trim_cached(self.device)  # the drawn inputs and the float64 temporaries
-        return staged, expected
+        GPU when large and within the budget, otherwise on the host; the seconds it took once the
+        locks were held (the stream's end waits for the GPU)."""
+        with self._computing, gpu_lock.shared(self.lock_dir, "standard case built"):
+            began = time.perf_counter()
+            with own_stream(self.device):
+                with drawing_on(self.device):
+                    drawn = task.make_inputs(case.seed, case.size, case.mode, case.dtype)
+                expected = expected_outputs(task, drawn, self.device, keep_on=self.device)
+                staged = on_pinned_host(drawn)
+                del drawn
+                if not self._keeps_on_device(expected):
+                    expected = _moved(expected, HOST)
+                memory_gate.trim_cached(self.device)  # the drawn inputs and the float64 temporaries
+            seconds = time.perf_counter() - began
+        return staged, expected, seconds
 
     def _keeps_on_device(self, expected: Expected) -> bool:
         size = element_bytes(*_expected_tensors(expected))

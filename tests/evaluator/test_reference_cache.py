@@ -5,6 +5,7 @@ identity, anything else is removed and built anew, and the folder stays within i
 import dataclasses
 import os
 import shutil
+import time
 
 import pytest
 import torch
@@ -325,3 +326,27 @@ def test_an_evaluator_whose_fork_server_cannot_start_still_starts_without_the_di
     monkeypatch.setattr(ForkServer, "_start", cannot_start)
     with Evaluator(EvaluatorConfig(device="cpu", cache_dir=tmp_path, watch_project=False)) as evaluator:
         assert evaluator.references.disk is None
+
+
+def test_only_cases_dearer_to_build_than_to_read_are_kept(tmp_path, gelu):
+    """A case is kept when building it took longer than reading its bytes back would, at the cache's
+    rate of seconds per GiB: a slow reference's case is kept at the default rate; at a rate no
+    build reaches, nothing is kept and the next evaluator computes the case again."""
+    case = plan(gelu, on_gpu=False)[0]
+
+    def slow_reference(*args, **kwargs):
+        time.sleep(0.05)
+        return gelu.reference(*args, **kwargs)
+
+    slow = dataclasses.replace(gelu, reference=slow_reference)
+    cache = ReferenceCache(tmp_path / "references", CPU, max_bytes=1 << 30)
+    built = store_with(tmp_path, cache, "first").get(slow, case)
+    assert built.build_seconds >= 0.05 and cache.load(slow, case) is not None
+
+    reading_is_dear = ReferenceCache(tmp_path / "dear", CPU, max_bytes=1 << 30, read_seconds_per_gib=1e12)
+    store_with(tmp_path, reading_is_dear, "second").get(slow, case)
+    assert reading_is_dear.load(slow, case) is None
+    counted, calls = counting(slow)
+    store_with(tmp_path, reading_is_dear, "third").get(counted, case)
+    assert calls, "not kept, so computed again"
+    assert not reading_is_dear.worth_keeping(10.0, 1 << 20) and cache.worth_keeping(0.01, 1 << 20)
