@@ -9,7 +9,6 @@ cache of references, say) and the share of CPU time busy since the previous samp
 from __future__ import annotations
 
 import argparse
-import os
 import signal
 import sys
 import time
@@ -34,23 +33,13 @@ def memory_mb(*names: str) -> list[float]:
     return [found.get(name, 0.0) for name in names]
 
 
-def folder_mb(folder: Path) -> float:
-    total = 0
-    for root, _, files in os.walk(folder):
-        for name in files:
-            try:
-                total += os.lstat(os.path.join(root, name)).st_size
-            except OSError:  # removed meanwhile
-                continue
-    return total / MB
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--folder", type=Path, required=True)
     parser.add_argument("--every", type=float, default=2.0)
     args = parser.parse_args()
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    from evaluator.sandbox import scratch_bytes  # torch comes with it: imported once stopping is handled
     began, written, cpu = time.time(), disk_written() or 0, cpu_times()
     print("\t".join(COLUMNS), flush=True)
     try:
@@ -60,7 +49,7 @@ def main() -> None:
             busy = (now_cpu[0] - cpu[0]) / max(1, now_cpu[1] - cpu[1]) if cpu and now_cpu else float("nan")
             cpu = now_cpu
             row = [time.time() - began, ((disk_written() or 0) - written) / MB, *memory_mb("Dirty", "Writeback"),
-                   folder_mb(args.folder), busy]
+                   scratch_bytes(args.folder) / MB, busy]
             print("\t".join(f"{v:.2f}" for v in row), flush=True)
     except KeyboardInterrupt:
         pass
