@@ -28,8 +28,9 @@ META = torch.device("meta")
 def expected_bytes(task: Task, inputs) -> int | None:
     """The expected outputs' bytes (lo, and hi in float64 where needed); None where the reference
     does not run on the meta device."""
+    meta = on_device(inputs, META)
     try:
-        outputs = tensors_in(task.reference(*on_device(inputs, META).args, **on_device(inputs, META).kwargs))
+        outputs = tensors_in(task.reference(*meta.args, **meta.kwargs))
     except Exception:  # noqa: BLE001 - an operator without a meta kernel: not counted
         return None
     hi = sum(t.numel() * 8 for t in outputs if t.is_floating_point()) if task.contract.needs_hi else 0

@@ -7,7 +7,6 @@ Usage (repo root, on a GPU machine): python3 benchmarks/sanitizer_cost.py TASK_I
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import subprocess
 import sys
@@ -20,14 +19,12 @@ def call_cases(task_id: str) -> None:
     """In the measured process: the solution's calls on the checked cases, timed."""
     import torch
 
-    from evaluator.loader import load_suite
+    from evaluator.loader import import_path, load_suite
     from evaluator.memcheck import checked_cases
     from evaluator.task import clone_inputs, on_device
 
     task = load_suite()[task_id]
-    spec = importlib.util.spec_from_file_location("solution", task.solution_path)
-    solution = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(solution)
+    solution = import_path(task.solution_path, "solution")
     entry, device = getattr(solution, task.entry), torch.device("cuda")
     began = time.perf_counter()
     for case in checked_cases(task):

@@ -9,7 +9,6 @@ task's file (an older commit's, say), on the same calls.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import sys
 import time
 from pathlib import Path
@@ -17,15 +16,8 @@ from pathlib import Path
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from evaluator.loader import load_suite  # noqa: E402
+from evaluator.loader import import_path, load_suite  # noqa: E402
 from evaluator.task import Inputs, on_device  # noqa: E402
-
-
-def module_from(path: Path, name: str):
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def main() -> None:
@@ -41,9 +33,9 @@ def main() -> None:
     task = load_suite()[args.task]
     if getattr(task.contract, "kind", None) != "statistical" or task.solution_path is None:
         sys.exit(f"{args.task}: not a task with a statistical check and a reference solution")
-    solution = getattr(module_from(task.solution_path, "solution"), task.entry)
+    solution = getattr(import_path(task.solution_path, "solution"), task.entry)
     checks = {"this checkout": task.contract.check}
-    checks.update({str(path): module_from(path, f"other{k}").check for k, path in enumerate(args.task_file)})
+    checks.update({str(path): import_path(path, f"other{k}").check for k, path in enumerate(args.task_file)})
     device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
     failing, groups, began = dict.fromkeys(checks, 0), 0, time.perf_counter()
     for seed in range(args.seeds):

@@ -35,7 +35,8 @@ def tasks_root() -> Path:
     raise TaskLoadError(f"no task suite found next to {here}; set {TASKS_ENV}")
 
 
-def _import_path(path: Path, module_name: str):
+def import_path(path: Path, module_name: str):
+    """The Python file at `path`, imported as `module_name`."""
     spec = importlib.util.spec_from_file_location(module_name, path)
     if spec is None or spec.loader is None:
         raise TaskLoadError(f"{path}: not a Python module")
@@ -52,7 +53,7 @@ def _import_path(path: Path, module_name: str):
 def load_task(path: Path) -> Task:
     path = Path(path).resolve()
     category, name = path.parent.name, path.stem
-    module = _import_path(path, f"agentloop_tasks.{category}.{name}")
+    module = import_path(path, f"agentloop_tasks.{category}.{name}")
     task = getattr(module, "TASK", None)
     if not isinstance(task, Task):
         raise TaskLoadError(f"{path}: must bind TASK to an evaluator.task.Task")

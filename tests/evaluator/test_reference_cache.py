@@ -340,8 +340,8 @@ def test_only_cases_dearer_to_build_than_to_read_are_kept(tmp_path, gelu):
 
     slow = dataclasses.replace(gelu, reference=slow_reference)
     cache = ReferenceCache(tmp_path / "references", CPU, max_bytes=1 << 30)
-    built = store_with(tmp_path, cache, "first").get(slow, case)
-    assert built.build_seconds >= 0.05 and cache.load(slow, case) is not None
+    store_with(tmp_path, cache, "first").get(slow, case)
+    assert cache.load(slow, case) is not None
 
     reading_is_dear = ReferenceCache(tmp_path / "dear", CPU, max_bytes=1 << 30, read_seconds_per_gib=1e12)
     store_with(tmp_path, reading_is_dear, "second").get(slow, case)
