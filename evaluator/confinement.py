@@ -331,7 +331,8 @@ def _build_root(scratch: str, view: View, gpu: bool, gpu_node: str | None = None
         if os.path.lexists(path):
             _bind(new_root, path, False, made, bound)
     for path in (scratch, *view.writable):
-        _bind(new_root, path, True, made, bound)
+        if os.path.lexists(path):  # a missing one stays missing: binding it would leave the root half-built
+            _bind(new_root, path, True, made, bound)
     for path in (*view.emptied, *installed_suites([*system, *view.readable])):
         if os.path.isdir(_inside(new_root, path)):
             _mount("tmpfs", _inside(new_root, path), "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV, "size=4k")

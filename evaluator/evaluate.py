@@ -29,7 +29,7 @@ from evaluator.redaction import Redactor
 from evaluator.reference_cache import ReferenceCache
 from evaluator.references import ReferenceStore
 from evaluator.result import EvalResult, Stage, Verdict
-from evaluator.sandbox import Sandbox, confinement_now, scratch_root
+from evaluator.sandbox import DeviceUnavailable, Sandbox, confinement_now, scratch_root
 from evaluator.settings import EvaluatorConfig, default_limits, default_watched, resolve_device
 from evaluator.stage_failed import StageFailed
 from evaluator.stages import correctness, memcheck as memcheck_stage, profile, start, static, timing
@@ -177,12 +177,22 @@ class Evaluator:
         if self.tampered:
             raise ProjectTampered(self.tampered)
         with self._counted(), self.memory_gate.shared():
-            result = self._evaluate_once(task, source)
+            result = self._evaluate_on_a_working_device(task, source)
         if self.on_gpu and memory_gate.starved(result):
             with self.memory_gate.alone():
                 result = self._evaluate_once(task, source)
             result.phases["retried_alone"] = 1.0
         return result
+
+    def _evaluate_on_a_working_device(self, task: Task, source: str) -> EvalResult:
+        """A confined process that could not set up its device before any candidate code ran is the
+        machine's failure: the evaluation runs once more in fresh processes; a second such failure
+        is raised (DeviceUnavailable), never turned into a verdict."""
+        try:
+            return self._evaluate_once(task, source)
+        except DeviceUnavailable as failed:
+            log.warning("%s: %s; evaluating it once more", task.id, failed)
+            return self._evaluate_once(task, source)
 
     @contextlib.contextmanager
     def _counted(self) -> Iterator[None]:

@@ -1,5 +1,6 @@
 """What a sandboxed process runs under, measured from outside by the evaluator through /proc: its
-namespaces, its uid, seccomp, no-new-privileges and capabilities (not what it was asked to get)."""
+namespaces, its root, its uid, seccomp, no-new-privileges and capabilities (not what it was asked
+to get)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from evaluator.confinement import NAMESPACES
 @dataclass(frozen=True)
 class Measured:
     namespaces: tuple[str, ...]  # of NAMESPACES, those the process does not share with the evaluator
+    own_root: bool  # a root folder other than the evaluator's (the fresh root of confinement.py)
     own_uid: bool  # another uid than the evaluator's (as root: the sandbox's own), or a user namespace
     seccomp: bool
     no_new_privs: bool
@@ -21,6 +23,8 @@ class Measured:
     @property
     def level(self) -> str:
         missing = [f"{name} namespace" for name in NAMESPACES[1:] if name not in self.namespaces]
+        if not self.own_root:
+            missing.append("root of its own")
         if not self.own_uid:
             missing.insert(0, "user of its own")
         if not self.seccomp:
@@ -49,8 +53,18 @@ def measured(pid: int) -> Measured | None:
         return None
     caps = any(int(fields.get(key, "0"), 16) for key in ("CapEff", "CapPrm", "CapBnd"))
     uid = int(fields.get("Uid", "0").split()[0])
-    return Measured(namespaces=apart, own_uid="user" in apart or uid != os.geteuid(), seccomp=fields.get("Seccomp", "0") == "2",
-                    no_new_privs=fields.get("NoNewPrivs", "0") == "1", capabilities=caps, uid=uid)
+    return Measured(namespaces=apart, own_root=_root_apart(pid), own_uid="user" in apart or uid != os.geteuid(),
+                    seccomp=fields.get("Seccomp", "0") == "2", no_new_privs=fields.get("NoNewPrivs", "0") == "1",
+                    capabilities=caps, uid=uid)
+
+
+def _root_apart(pid: int) -> bool:
+    """The process's root folder is not the evaluator's; False where it cannot be told."""
+    try:
+        theirs, ours = os.stat(f"/proc/{pid}/root/"), os.stat("/")
+    except OSError:
+        return False
+    return (theirs.st_dev, theirs.st_ino) != (ours.st_dev, ours.st_ino)
 
 
 def _children(pid: int) -> list[int]:

@@ -62,6 +62,13 @@ def read_job(path: Path) -> Job:
 
 # child -> evaluator ---------------------------------------------------------------------------
 @dataclass(frozen=True)
+class DeviceReady:
+    """The process's device is set up; sent before the candidate's module runs, so that a device
+    failure reported before it cannot come from candidate code."""
+    EVENT: ClassVar[str] = "device_ready"
+
+
+@dataclass(frozen=True)
 class Imported:
     EVENT: ClassVar[str] = "imported"
     # how the process looks for out-of-bounds accesses, where it does (sandboxed/access_bounds.py)
@@ -243,8 +250,9 @@ def parse_server_event(raw: Any) -> Any:
     return _parse(raw, "event", SERVER_EVENTS)
 
 
-EVENTS = {kind.EVENT: kind for kind in (Imported, Failed, CallDone, CasesDone, Timed, Scouted, MemoryChecked,
-                                         LockWaiting, LockHeld, BaselineReady, BaselineTimed, BaselineFailed)}
+EVENTS = {kind.EVENT: kind for kind in (DeviceReady, Imported, Failed, CallDone, CasesDone, Timed, Scouted,
+                                         MemoryChecked, LockWaiting, LockHeld, BaselineReady, BaselineTimed,
+                                         BaselineFailed)}
 COMMANDS = {kind.OP: kind for kind in (RunCase, CasesEnd, TimeCalls, MeasureBaselines)}
 LOCK_EVENTS = (LockWaiting.EVENT, LockHeld.EVENT)
 

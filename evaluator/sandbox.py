@@ -168,6 +168,11 @@ class ChildGone(StageFailed):
         self.output_tail = output_tail
 
 
+class DeviceUnavailable(RuntimeError):
+    """A confined process could not set up its device before any candidate code ran in it: the
+    machine's failure, never the candidate's verdict."""
+
+
 @dataclass
 class Limits:
     """`step_seconds`: the longest the child may go without reporting progress (one call, the
@@ -201,7 +206,7 @@ class Reach:
     gpu_node: str | None = None
 
     def request(self) -> dict[str, Any]:
-        logs = [os.environ[name] for name in event_log.VARIABLES if os.environ.get(name)]
+        logs = [str(sandbox_file(Path(os.environ[name]))) for name in event_log.VARIABLES if os.environ.get(name)]
         return {"writable": (*(str(p) for p in self.writable), *logs), "readable": tuple(str(p) for p in self.readable),
                 "gpu": self.gpu, "gpu_node": self.gpu_node if self.gpu else None,
                 "triton_cache": str(self.triton_cache) if self.triton_cache else None}
@@ -212,6 +217,15 @@ def sandbox_folder(path: Path) -> Path:
     sandbox's user when the evaluator is root."""
     if not path.exists():
         path.mkdir()
+    if os.geteuid() == 0:
+        os.chown(path, confinement.SANDBOX_UID, confinement.SANDBOX_UID)
+    return path
+
+
+def sandbox_file(path: Path) -> Path:
+    """A file (made if missing) that confined processes append to, such as a benchmark's log: owned
+    by the sandbox's user when the evaluator is root, as confined processes run as that user."""
+    path.touch(exist_ok=True)
     if os.geteuid() == 0:
         os.chown(path, confinement.SANDBOX_UID, confinement.SANDBOX_UID)
     return path

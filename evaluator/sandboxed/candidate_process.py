@@ -64,12 +64,24 @@ class CandidateProcess:
         try:
             # Creating the GPU context and running the module may launch work: not during a timing.
             with gpu_lock.shared(self.job.lock_dir, "start"):
-                use_device(self.device, self.job.gpu_memory_fraction)
+                if not self.device_ready():
+                    return False
                 self.entry = import_candidate(self.candidate_path, self.job, self.device)
         except BaseException as exc:  # noqa: BLE001 - any failure of untrusted code is a verdict
             self.fail("import", exc, verdict="COMPILE_FAIL" if not isinstance(exc, SystemExit) else "RUNTIME_FAIL")
             return False
         self.channel.send(protocol.encode(protocol.Imported(memory_check=memory_check)))
+        return True
+
+    def device_ready(self) -> bool:
+        """The device set up before any candidate code runs: a failure here is the machine's, and is
+        said as such; success is said before the module is imported."""
+        try:
+            use_device(self.device, self.job.gpu_memory_fraction)
+        except BaseException as exc:  # noqa: BLE001 - no candidate code has run in this process yet
+            self.fail("device", exc, verdict="RUNTIME_FAIL")
+            return False
+        self.channel.send(protocol.encode(protocol.DeviceReady()))
         return True
 
     def sync(self) -> None:

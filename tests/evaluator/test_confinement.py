@@ -12,6 +12,7 @@ import pytest
 
 from evaluator import confinement, isolation
 from evaluator.fork_server import PROJECT_ROOT
+from tests.evaluator.child_messages import after_device_ready
 
 PROBE = textwrap.dedent('''
     import ctypes, errno, json, os, socket, sys
@@ -19,7 +20,7 @@ PROBE = textwrap.dedent('''
     from evaluator import confinement
     scratch, shared = sys.argv[1], sys.argv[2]
     BLOCK_UNSHARE
-    applied = confinement.confine(scratch, confinement.View(writable=(shared,)), gpu=False)
+    applied = confinement.confine(scratch, confinement.View(writable=(shared, *sys.argv[5:])), gpu=False)
     libc = ctypes.CDLL(None, use_errno=True)
 
     def attempt(action):
@@ -52,6 +53,7 @@ PROBE = textwrap.dedent('''
         "unshare": call(libc.unshare(0x10000000)),
         "mount": call(libc.mount(b"none", b"/tmp", b"tmpfs", 0, None)),
         "ptrace": call(libc.ptrace(16, 1, 0, 0)),
+        "also_writable": [os.path.exists(p) for p in sys.argv[5:]],
     }
     print(json.dumps(report), flush=True)
 ''')
@@ -65,7 +67,7 @@ BLOCK_UNSHARE = textwrap.dedent('''
 ''').replace("\n", "; ").strip("; ")
 
 
-def _probe(tmp_path: Path, refuse_namespaces: bool = False) -> dict:
+def _probe(tmp_path: Path, refuse_namespaces: bool = False, also_writable: tuple[Path, ...] = ()) -> dict:
     import socket
 
     scratch, shared = tmp_path / "scratch", tmp_path / "shared"
@@ -79,7 +81,8 @@ def _probe(tmp_path: Path, refuse_namespaces: bool = False) -> dict:
     script = PROBE.replace("BLOCK_UNSHARE", BLOCK_UNSHARE if refuse_namespaces else "pass")
     try:
         done = subprocess.run([sys.executable, "-c", script, str(scratch), str(shared), str(PROJECT_ROOT),
-                               str(listener.getsockname()[1])], capture_output=True, text=True, timeout=120)
+                               str(listener.getsockname()[1]), *map(str, also_writable)],
+                              capture_output=True, text=True, timeout=120)
     finally:
         listener.close()
     assert done.returncode == 0, done.stderr
@@ -103,6 +106,15 @@ def test_a_confined_process_sees_and_reaches_only_its_own(tmp_path):
     assert (tmp_path / "scratch" / "mine.txt").read_text() == "x"
 
 
+def test_a_writable_path_that_does_not_exist_yet_leaves_the_root_whole(tmp_path):
+    """A file to be shared that nobody has made yet (a benchmark's log) is not there inside; the
+    rest of the root is built as ever, rather than refused halfway."""
+    report = _probe(tmp_path, also_writable=(tmp_path / "not-yet.jsonl",))
+    assert report["applied"]["refused"] == [] and report["applied"]["root"] is True, report["applied"]
+    assert report["also_writable"] == [False]
+    assert report["write_project"] in ("EROFS", "EACCES") and report["pids"] == [1, report["pid"]]
+
+
 def test_what_the_os_refuses_is_left_out_and_said(tmp_path):
     report = _probe(tmp_path, refuse_namespaces=True)
     assert report["applied"]["refused"] == ["net namespace (Operation not permitted)"]
@@ -111,12 +123,23 @@ def test_what_the_os_refuses_is_left_out_and_said(tmp_path):
     assert report["write_project"] in ("EROFS", "EACCES") and report["unshare"] == "EPERM"
 
 
-def test_the_evaluator_measures_and_reports_partial_isolation(tmp_path):
-    """An evaluator whose OS refuses namespaces (a seccomp filter inherited by everything it starts)
-    reports it in every result and says it once."""
+# An OS that refuses every mount, as far as everything started under this filter can tell.
+BLOCK_MOUNT = textwrap.dedent('''
+    import errno as _errno, pyseccomp as _seccomp
+    _refuse = _seccomp.SyscallFilter(_seccomp.ALLOW)
+    _refuse.add_rule(_seccomp.ERRNO(_errno.EPERM), "mount")
+    _refuse.load()
+''').replace("\n", "; ").strip("; ")
+
+
+@pytest.mark.parametrize("refusal, level", [(BLOCK_UNSHARE, "partial (no net namespace)"),
+                                            (BLOCK_MOUNT, "partial (no root of its own)")])
+def test_the_evaluator_measures_and_reports_partial_isolation(tmp_path, refusal, level):
+    """An evaluator whose OS refuses namespaces or mounts (a seccomp filter inherited by everything
+    it starts) reports it, as measured from outside, in every result and says it once."""
     script = textwrap.dedent(f'''
         import logging, sys
-        {BLOCK_UNSHARE}
+        {refusal}
         from evaluator.evaluate import Evaluator, EvaluatorConfig
         from evaluator.loader import find_task, load_suite
         logging.basicConfig(level=logging.WARNING)
@@ -132,18 +155,21 @@ def test_the_evaluator_measures_and_reports_partial_isolation(tmp_path):
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     assert len(lines) == 2 and all(line.startswith("CORRECT partial (no ") for line in lines), lines
-    assert lines[0] == "CORRECT partial (no net namespace)"
+    assert lines[0] == f"CORRECT {level}"
     assert done.stderr.count("isolation: the OS refused part of the sandbox") == 1, done.stderr
 
 
 @pytest.mark.parametrize("fields, level", [
-    (dict(namespaces=("user", "pid", "mnt", "net", "ipc", "uts"), own_uid=True, seccomp=True, no_new_privs=True,
-          capabilities=False, uid=1000), "full"),
-    (dict(namespaces=("pid", "mnt", "net", "ipc", "uts"), own_uid=True, seccomp=True, no_new_privs=True,
+    (dict(namespaces=("user", "pid", "mnt", "net", "ipc", "uts"), own_root=True, own_uid=True, seccomp=True,
+          no_new_privs=True, capabilities=False, uid=1000), "full"),
+    (dict(namespaces=("pid", "mnt", "net", "ipc", "uts"), own_root=True, own_uid=True, seccomp=True, no_new_privs=True,
           capabilities=False, uid=65534), "full"),
-    (dict(namespaces=("net",), own_uid=False, seccomp=False, no_new_privs=True, capabilities=True, uid=0),
+    (dict(namespaces=("pid", "mnt", "net", "ipc", "uts"), own_root=False, own_uid=True, seccomp=True,
+          no_new_privs=True, capabilities=False, uid=65534), "partial (no root of its own)"),
+    (dict(namespaces=("net",), own_root=False, own_uid=False, seccomp=False, no_new_privs=True, capabilities=True,
+          uid=0),
      "partial (no user of its own, no pid namespace, no mnt namespace, no ipc namespace, no uts namespace, "
-     "no seccomp, no privileges dropped)"),
+     "no root of its own, no seccomp, no privileges dropped)"),
 ])
 def test_isolation_levels_name_what_is_missing(fields, level):
     assert isolation.Measured(**fields).level == level
@@ -249,10 +275,11 @@ def test_a_process_given_one_gpus_node_calls_it_device_0_whatever_the_host_numbe
         job = Job(task="Activation/gelu", entry="gelu", device="cpu")
         with Sandbox(server, "candidate", job, {"candidate.py": REPORTS_ITS_GPU}, Limits(),
                      Reach(gpu=True, gpu_node=node)) as box:
-            message = box.recv(timeout=60)
+            message = after_device_ready(box)
     finally:
         server.close()
     assert message["reason"].endswith(expected), message
+
 
 
 MAKES_A_GPU_NODE = textwrap.dedent('''
@@ -279,7 +306,7 @@ def test_a_confined_process_cannot_make_itself_another_gpus_node():
         job = Job(task="Activation/gelu", entry="gelu", device="cpu")
         with Sandbox(server, "candidate", job, {"candidate.py": MAKES_A_GPU_NODE}, Limits(),
                      Reach(gpu=True, gpu_node="/dev/nvidia3")) as box:
-            message = box.recv(timeout=60)
+            message = after_device_ready(box)
     finally:
         server.close()
     made = message["reason"].rsplit("mknod ", 1)[1].split()

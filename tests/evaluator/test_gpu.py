@@ -398,3 +398,15 @@ def test_a_candidate_sees_its_own_gpu_alone_as_device_0(tmp_path, gelu_task):
     with Evaluator(config) as evaluator:
         result = evaluator.evaluate(gelu_task, probe)
     assert f"nodes ['{own}'] count 1 on cuda:0" in result.reason, result.reason
+
+
+def test_a_device_that_cannot_be_set_up_is_the_machines_error_not_a_verdict(tmp_path, gelu_task, caplog):
+    """The candidate's process sets its device up before its module runs; when that fails (here a
+    memory share torch refuses), no candidate code has run: the evaluation is tried once more, then
+    raised, never scored."""
+    from evaluator.sandbox import DeviceUnavailable
+
+    with Evaluator(EvaluatorConfig(device="cuda", cache_dir=tmp_path, gpu_memory_fraction=1.5)) as evaluator:
+        with pytest.raises(DeviceUnavailable, match="could not be set up in a confined process"):
+            evaluator.evaluate(gelu_task, gelu_task.solution_path.read_text())
+    assert "evaluating it once more" in caplog.text

@@ -14,6 +14,7 @@ from evaluator.loader import find_task
 from evaluator.protocol import Job
 from evaluator.result import EvalResult
 from evaluator.sandbox import Limits
+from tests.evaluator.child_messages import after_device_ready
 
 HERE = Path(__file__).parent
 SECRET = "sk-agentloop-test-5ecret-value"
@@ -89,7 +90,7 @@ def test_candidates_processes_compute_on_one_cpu_thread(monkeypatch):
     try:
         job = Job(task="Activation/gelu", entry="gelu", device="cpu")
         with Sandbox(server, "candidate", job, {"candidate.py": REPORTS_ITS_THREADS}, Limits()) as box:
-            message = box.recv(timeout=60)
+            message = after_device_ready(box)
         served = open(f"/proc/{server._proc.pid}/environ", "rb").read().split(b"\0")
     finally:
         server.close()
@@ -118,7 +119,7 @@ def test_candidates_processes_make_cuda_contexts_of_one_work_queue(evaluators_se
     try:
         job = Job(task="Activation/gelu", entry="gelu", device="cpu")
         with Sandbox(server, "candidate", job, {"candidate.py": REPORTS_ITS_QUEUES}, Limits()) as box:
-            message = box.recv(timeout=60)
+            message = after_device_ready(box)
     finally:
         server.close()
     assert message["reason"].endswith(expected), message
@@ -320,6 +321,21 @@ def test_the_process_log_names_each_child_with_its_kind_and_task(cpu_evaluator, 
     children = [json.loads(line) for line in log.read_text().splitlines()]
     assert [(c["kind"], c["task"]) for c in children] == [("candidate", "Activation/gelu")]
     assert children[0]["pid"] not in (os.getpid(), cpu_evaluator.server._proc.pid)  # the fork server's child
+
+
+def test_a_benchmark_log_not_made_yet_costs_the_candidate_no_isolation(cpu_evaluator, suite, tmp_path, monkeypatch):
+    """A log that confined processes append to, named before anything has written it, is made for
+    them (theirs to write) rather than leaving their root half-built."""
+    from evaluator import confinement
+    log = tmp_path / "locks.jsonl"
+    monkeypatch.setenv("AGENTLOOP_LOCK_LOG", str(log))
+    task = suite["Activation/gelu"]
+    result = cpu_evaluator.evaluate(task, task.solution_path.read_text())
+    assert result.verdict.value == "CORRECT", result.reason
+    assert result.environment.isolation == "full"
+    assert log.exists()
+    if os.geteuid() == 0:
+        assert log.stat().st_uid == confinement.SANDBOX_UID
 
 
 def test_the_process_tree_finds_every_descendant_and_nothing_else():
@@ -540,7 +556,7 @@ def test_what_a_child_said_before_exiting_unheard_is_read(tmp_path):
             while server.exit_info(box.pid) is None:
                 assert time.monotonic() < deadline
                 time.sleep(0.05)
-            message = box.recv(timeout=5)
+            message = after_device_ready(box, timeout=5)
         assert message["event"] == "failed" and "broken on purpose" in message["reason"], message
     finally:
         server.close()

@@ -6,6 +6,7 @@ from evaluator import triton_cache
 from evaluator.fork_server import ForkServer
 from evaluator.protocol import Job
 from evaluator.sandbox import Limits, Sandbox
+from tests.evaluator.child_messages import after_device_ready
 
 REPORTS_ITS_CACHE = '''
 import os
@@ -42,7 +43,7 @@ def test_confined_processes_read_the_stubs_and_cannot_write_them(tmp_path):
     server = ForkServer(interpret=True, triton_stubs=stubs)
     try:
         with Sandbox(server, "candidate", job, {"candidate.py": REPORTS_ITS_CACHE}, Limits()) as box:
-            message = box.recv(timeout=60)
+            message = after_device_ready(box)
     finally:
         server.close()
     manager, private, stub, wrote = message["reason"].rsplit(": ", 1)[1].split()
