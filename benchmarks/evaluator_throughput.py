@@ -270,11 +270,38 @@ def lock_timeline(holds: list[dict], started: float, kinds: dict[int, str]) -> s
     return "\n".join(lines)
 
 
+def covered_seconds(spans: list[tuple[float, float]]) -> float:
+    """Seconds covered by at least one of the (start, end) spans."""
+    total, end = 0.0, -math.inf
+    for start, stop in sorted(spans):
+        if stop > end:
+            total += stop - max(start, end)
+            end = stop
+    return total
+
+
+def drain_waits(holds: list[dict], kinds: dict[int, str]) -> list[tuple[tuple[str, str], int, float]]:
+    """What each exclusive hold waited for: its wait (asked to got) counted against the hold in its
+    way that let go last (the one it waited for to the end), by (kind, what), most seconds first."""
+    exclusive = [h for h in holds if h["mode"] == "exclusive"]
+    blamed: dict[tuple[str, str], list[float]] = collections.defaultdict(list)
+    for e in exclusive:
+        wait = e["got"] - e["asked"]
+        in_way = [h for h in holds if h is not e and h["got"] < e["got"] and e["asked"] < h["released"] <= e["got"]]
+        if wait <= 0 or not in_way:
+            continue
+        last = max(in_way, key=lambda h: h["released"])
+        mode = "" if last["mode"] == "shared" else "exclusive "
+        blamed[(kinds.get(last["pid"], "other"), mode + (last.get("what") or "-"))].append(wait)
+    return sorted(((key, len(w), sum(w)) for key, w in blamed.items()), key=lambda row: -row[2])
+
+
 def lock_report(path: Path, wall: float, processes: ProcessLog, started: float | None = None) -> str:
     holds = [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
     exclusive = [h for h in holds if h["mode"] == "exclusive"]
     shared = [h for h in holds if h["mode"] == "shared"]
     held = sum(h["released"] - h["got"] for h in exclusive)
+    pending = covered_seconds([(h["asked"], h["released"]) for h in exclusive])
     rows = []
     for mode, group in (("exclusive", exclusive), ("shared", shared)):
         rows += [f"| {mode} | {kind} | {what} | {len(hs)} | {sum(h['got'] - h['asked'] for h in hs):.1f} | "
@@ -282,9 +309,14 @@ def lock_report(path: Path, wall: float, processes: ProcessLog, started: float |
                  f"{max(h['released'] - h['got'] for h in hs):.2f} |"
                  for (kind, what), hs in _by_holder(group, processes.kinds)]
     timeline = "" if started is None else "\n\n" + lock_timeline(holds, started, processes.kinds)
+    drains = "\n".join(f"| {kind} | {what} | {n} | {seconds:.1f} |"
+                        for (kind, what), n, seconds in drain_waits(holds, processes.kinds))
     return (f"GPU lock: held exclusively {held:.1f} s in {len(exclusive)} holds ({held / wall:.0%} of the wall "
-            f"time)\n\n| mode | holder | for | holds | waited s | longest wait s | held s | longest hold s |\n"
-            f"|---|---|---|---|---|---|---|---|\n" + "\n".join(rows) + timeline)
+            f"time); a timing waiting for it or holding it, so that new shared holds queue, {pending:.1f} s "
+            f"({pending / wall:.0%})\n\n| mode | holder | for | holds | waited s | longest wait s | held s | longest hold s |\n"
+            f"|---|---|---|---|---|---|---|---|\n" + "\n".join(rows) + timeline
+            + "\n\nWhat exclusive holds waited for (each wait counted against the hold in its way that let go last):\n\n"
+            "| holder | for | waits | seconds |\n|---|---|---|---|\n" + drains)
 
 
 def case_report(path: Path, started: float) -> str:

@@ -50,6 +50,21 @@ def test_the_lock_timeline_says_when_startup_ended_and_which_holds_held_everyone
     first_long = next(line for line in report.splitlines() if line.startswith("long shared hold"))
     assert first_long == "long shared hold: judging (other) 3.26 s from 12.9 s"
     assert "long shared hold" not in bench.lock_report(log, 30.0, processes), "no start time, no timeline"
+    # a timing was pending from 9.0 to 9.5 and from 12.0 to 18.0: 6.5 s of the 30
+    assert "so that new shared holds queue, 6.5 s (22%)" in report
+    # the second baseline timing asked at 12.0 and got the lock at 17.9: judging, the last in its way
+    assert "| other | judging | 1 | 5.9 |" in report
+    assert "| baseline | baseline timing |" not in report.split("What exclusive holds waited for")[1]
+
+
+def test_covered_seconds_counts_overlapping_spans_once():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("evaluator_throughput", BENCHMARK)
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    assert bench.covered_seconds([(0.0, 2.0), (1.0, 3.0), (5.0, 6.0), (5.5, 5.7)]) == 4.0
+    assert bench.covered_seconds([]) == 0.0
 
 
 def test_the_case_report_says_when_each_step_last_happened_and_how_long_judging_waited(tmp_path):
