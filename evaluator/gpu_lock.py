@@ -146,9 +146,11 @@ def _writer_waiting(lock_dir: str | Path) -> bool:
     return False
 
 
-def yield_to_writers() -> None:
+def yield_to_writers() -> float:
     """Called where this thread's GPU work so far is finished: each yielding shared hold of this
-    thread lets a waiting writer go first, then holds the lock again."""
+    thread lets a waiting writer go first, then holds the lock again. Returns the seconds it waited
+    to hold it again."""
+    waited = 0.0
     for hold in _yielding_holds():
         if not _writer_waiting(hold.lock_dir):
             continue
@@ -157,6 +159,8 @@ def yield_to_writers() -> None:
         hold.asked = time.time()
         _enter(hold.lock_dir, hold.fd, hold.mode)
         hold.got = time.time()
+        waited += hold.got - hold.asked
+    return waited
 
 
 def _log_hold(lock_dir: str | Path, mode: int, what: str, asked: float, got: float) -> None:

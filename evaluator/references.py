@@ -84,8 +84,24 @@ def expected_outputs(task: Task, inputs: Inputs, device: torch.device, keep_on: 
     cases being judged, however many tasks are being evaluated at once)."""
     there = on_device(inputs, device)  # copied once; the float64 inputs are made on the device
     lo = on_device(run_reference(task, there, device), keep_on)
-    hi = on_device(run_reference(task, upcast(there), device), keep_on) if task.contract.needs_hi else None
+    if not task.contract.needs_hi:
+        return Expected(lo=lo, hi=None)
+    _finished_so_far(device)
+    _thread.yielded = yielded_seconds() + gpu_lock.yield_to_writers()  # a waiting timing goes between the runs
+    hi = on_device(run_reference(task, upcast(there), device), keep_on)
     return Expected(lo=lo, hi=hi)
+
+
+def yielded_seconds() -> float:
+    """Seconds this thread's reference builds have waited, so far, after letting a timing go first."""
+    return getattr(_thread, "yielded", 0.0)
+
+
+def _finished_so_far(device: torch.device) -> None:
+    """This thread's GPU work so far done (its stream drained), so that a yielded hold leaves none
+    of it running beside a timing."""
+    if device.type == "cuda":
+        torch.cuda.current_stream(device).synchronize()
 
 
 _thread = threading.local()
@@ -217,20 +233,21 @@ class ReferenceStore:
         inputs = task.make_inputs(case.seed, case.size, case.mode, case.dtype)
         seconds = time.perf_counter() - began
         # small and edge cases take little of the GPU's memory
-        with gpu_lock.shared(self.lock_dir, "small case built"):
-            began = time.perf_counter()
+        with gpu_lock.shared(self.lock_dir, "small case built", yielding=True):
+            began, yielded = time.perf_counter(), yielded_seconds()
             with own_stream(self.device):
                 expected = expected_outputs(task, inputs, self.device)
-            seconds += time.perf_counter() - began
+            seconds += time.perf_counter() - began - (yielded_seconds() - yielded)
         wire.save(inputs, path)
         return CaseData(inputs, path, expected, seconds)
 
     def _build_on_gpu(self, task: Task, case: Case) -> tuple[Inputs, Expected, float]:
         """Inputs drawn on the GPU, staged in page-locked host memory; expected outputs kept on the
         GPU when large and within the budget, otherwise on the host; the seconds it took once the
-        locks were held (the stream's end waits for the GPU)."""
-        with self._computing, gpu_lock.shared(self.lock_dir, "standard case built"):
-            began = time.perf_counter()
+        locks were held, less any wait after letting a timing go first (the stream's end waits for
+        the GPU)."""
+        with self._computing, gpu_lock.shared(self.lock_dir, "standard case built", yielding=True):
+            began, yielded = time.perf_counter(), yielded_seconds()
             with own_stream(self.device):
                 with drawing_on(self.device):
                     drawn = task.make_inputs(case.seed, case.size, case.mode, case.dtype)
@@ -240,7 +257,7 @@ class ReferenceStore:
                 if not self._keeps_on_device(expected):
                     expected = _moved(expected, HOST)
                 memory_gate.trim_cached(self.device)  # the drawn inputs and the float64 temporaries
-            seconds = time.perf_counter() - began
+            seconds = time.perf_counter() - began - (yielded_seconds() - yielded)
         return staged, expected, seconds
 
     def _keeps_on_device(self, expected: Expected) -> bool:

@@ -1,8 +1,11 @@
 """The reference cache: bounded in bytes (inputs and expected outputs), least recently used first,
 never evicting a task that is being evaluated, and its input files go with its entries."""
 
+import multiprocessing
+
 import torch
 
+from evaluator import gpu_lock
 from evaluator.cases import plan
 from evaluator.contracts import Expected
 from evaluator.references import CaseData, ReferenceStore
@@ -51,3 +54,41 @@ def test_expected_outputs_kept_on_the_gpu_have_a_bound_of_their_own(tmp_path, su
     assert store.device_bytes() == 3 << 20, "released, the oldest cases go down to the bound"
     assert store.nbytes() == 3 * 256 * 4, "host bytes count the inputs alone"
     assert len(list(tmp_path.glob("*.pt"))) == 3
+
+
+def _time_when_asked(lock_dir, asked, got):
+    asked.wait(60)
+    with gpu_lock.exclusive(lock_dir, "timing"):
+        got.set()
+
+
+def test_a_timing_waiting_on_a_case_build_goes_between_its_two_reference_runs(tmp_path, suite, monkeypatch):
+    """A case whose expected outputs are computed twice (in the task's precision and in float64)
+    lets a timing that asked for the GPU during the first run go before the second, instead of
+    waiting for both (the GPU lock is real; the device is the CPU)."""
+    from evaluator import references
+    task = suite["Activation/gelu"]
+    assert task.contract.needs_hi
+    lock_dir = tmp_path / "lock"
+    store = ReferenceStore(tmp_path / "work", torch.device("cpu"), lock_dir=lock_dir)
+    asked, got = multiprocessing.Event(), multiprocessing.Event()
+    timing = multiprocessing.Process(target=_time_when_asked, args=(lock_dir, asked, got))
+    timing.start()
+    seen, real = [], references.run_reference
+
+    def run_reference(task, inputs, device):
+        if not seen:  # the first run: a timing asks for the GPU meanwhile and waits for this hold
+            asked.set()
+            for _ in range(6000):
+                if gpu_lock._writer_waiting(lock_dir):
+                    break
+                got.wait(0.01)
+        seen.append("timing done" if got.is_set() else "timing waiting")
+        return real(task, inputs, device)
+
+    monkeypatch.setattr(references, "run_reference", run_reference)
+    (tmp_path / "work").mkdir()
+    data = store.get(task, plan(task, on_gpu=False)[0])
+    timing.join(60)
+    assert seen == ["timing waiting", "timing done"]
+    assert data.expected.hi is not None and data.build_seconds >= 0
