@@ -5,6 +5,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from evaluator.loader import import_path
+
 BENCHMARK = Path(__file__).resolve().parents[2] / "benchmarks" / "evaluator_throughput.py"
 
 
@@ -22,11 +24,7 @@ def test_tasks_split_over_evaluator_processes_are_each_scored_once(tmp_path):
 
 
 def test_the_lock_timeline_says_when_startup_ended_and_which_holds_held_everyone_up(tmp_path):
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("evaluator_throughput", BENCHMARK)
-    bench = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bench)
+    bench = import_path(BENCHMARK, "evaluator_throughput")
     t0 = 1000.0
     (tmp_path / "processes.jsonl").write_text("\n".join(json.dumps(e) for e in [
         {"pid": 11, "kind": "candidate", "task": "a"}, {"pid": 12, "kind": "candidate", "task": "b"},
@@ -58,21 +56,13 @@ def test_the_lock_timeline_says_when_startup_ended_and_which_holds_held_everyone
 
 
 def test_covered_seconds_counts_overlapping_spans_once():
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("evaluator_throughput", BENCHMARK)
-    bench = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bench)
+    bench = import_path(BENCHMARK, "evaluator_throughput")
     assert bench.covered_seconds([(0.0, 2.0), (1.0, 3.0), (5.0, 6.0), (5.5, 5.7)]) == 4.0
     assert bench.covered_seconds([]) == 0.0
 
 
 def test_the_case_report_says_when_each_step_last_happened_and_how_long_judging_waited(tmp_path):
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("evaluator_throughput", BENCHMARK)
-    bench = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bench)
+    bench = import_path(BENCHMARK, "evaluator_throughput")
     t0 = 1000.0
     events = [("a", "built", 0, {}), ("a", "sent", 0, {"to": "candidate"}), ("a", "sent", 0, {"to": "scout"}),
               ("a", "imported", None, {}), ("a", "run_in", 0, {"run": 0}), ("a", "run_in", 0, {"run": 1}),
