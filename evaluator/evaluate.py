@@ -29,7 +29,7 @@ from evaluator.redaction import Redactor
 from evaluator.reference_cache import ReferenceCache
 from evaluator.references import ReferenceStore
 from evaluator.result import EvalResult, Stage, Verdict
-from evaluator.sandbox import DeviceUnavailable, Sandbox, confinement_now, scratch_root
+from evaluator.sandbox import DeviceUnavailable, Sandbox, benchmark_logs, confinement_now, scratch_root
 from evaluator.settings import EvaluatorConfig, default_limits, default_watched, resolve_device
 from evaluator.stage_failed import StageFailed
 from evaluator.stages import correctness, memcheck as memcheck_stage, profile, start, static, timing
@@ -105,6 +105,7 @@ class Evaluator:
         self.gpu_node = gpu_node.device_node(self.device.index or 0) if self.on_gpu else None  # its GPU alone
         self.machine_gpus = gpu_node.machine_gpus() if self.on_gpu else 1  # asked of NVML once
         self.cache_dir = Path(self.config.cache_dir)
+        benchmark_logs()  # before anything of the evaluator's writes them: then confined processes can too
         self.limits = default_limits(self.config.limits, self.on_gpu)
         self._make_folders()
         self.references = ReferenceStore(self.work_dir, self.device, lock_dir=self.lock_dir)

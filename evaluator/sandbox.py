@@ -206,8 +206,7 @@ class Reach:
     gpu_node: str | None = None
 
     def request(self) -> dict[str, Any]:
-        logs = [str(sandbox_file(Path(os.environ[name]))) for name in event_log.VARIABLES if os.environ.get(name)]
-        return {"writable": (*(str(p) for p in self.writable), *logs), "readable": tuple(str(p) for p in self.readable),
+        return {"writable": (*(str(p) for p in self.writable), *benchmark_logs()), "readable": tuple(str(p) for p in self.readable),
                 "gpu": self.gpu, "gpu_node": self.gpu_node if self.gpu else None,
                 "triton_cache": str(self.triton_cache) if self.triton_cache else None}
 
@@ -222,10 +221,20 @@ def sandbox_folder(path: Path) -> Path:
     return path
 
 
+def benchmark_logs() -> list[str]:
+    """The logs that the environment names (event_log.py), made for confined processes where missing."""
+    return [str(sandbox_file(Path(os.environ[name]))) for name in event_log.VARIABLES if os.environ.get(name)]
+
+
 def sandbox_file(path: Path) -> Path:
-    """A file (made if missing) that confined processes append to, such as a benchmark's log: owned
-    by the sandbox's user when the evaluator is root, as confined processes run as that user."""
-    path.touch(exist_ok=True)
+    """A file that confined processes append to, such as a benchmark's log. Made here if missing,
+    and then, when the evaluator is root, given to the sandbox's user, as confined processes run as
+    that user; a file that already exists is left as it is (its owner and mode are not the
+    evaluator's to change, whatever path the variable names)."""
+    try:
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644))
+    except FileExistsError:
+        return path
     if os.geteuid() == 0:
         os.chown(path, confinement.SANDBOX_UID, confinement.SANDBOX_UID)
     return path

@@ -338,6 +338,34 @@ def test_a_benchmark_log_not_made_yet_costs_the_candidate_no_isolation(cpu_evalu
         assert log.stat().st_uid == confinement.SANDBOX_UID
 
 
+def test_an_evaluator_makes_the_benchmark_logs_before_it_writes_them_itself(tmp_path, monkeypatch):
+    """Its own threads (the GPU's calibration) may write a log before any candidate starts: the
+    evaluator makes each named log first, so that it is the confined processes' to write too."""
+    from evaluator import confinement
+    logs = {name: tmp_path / f"{name.lower()}.jsonl" for name in ("AGENTLOOP_LOCK_LOG", "AGENTLOOP_CASE_LOG")}
+    for name, path in logs.items():
+        monkeypatch.setenv(name, str(path))
+    with Evaluator(EvaluatorConfig(device="cpu", cache_dir=tmp_path / "cache")):
+        for path in logs.values():
+            assert path.exists()
+            if os.geteuid() == 0:
+                assert path.stat().st_uid == confinement.SANDBOX_UID
+
+
+def test_a_file_that_exists_keeps_its_owner_and_mode_whatever_log_variable_names_it(tmp_path):
+    """Pointing a log variable at a file that exists (by mistake at a system file, say) changes
+    nothing about that file."""
+    from evaluator.sandbox import sandbox_file
+    existing = tmp_path / "important"
+    existing.write_text("keep me\n")
+    existing.chmod(0o600)
+    before = existing.stat()
+    sandbox_file(existing)
+    after = existing.stat()
+    assert (after.st_uid, after.st_gid, after.st_mode) == (before.st_uid, before.st_gid, before.st_mode)
+    assert existing.read_text() == "keep me\n"
+
+
 def test_the_process_tree_finds_every_descendant_and_nothing_else():
     import time
 
