@@ -49,21 +49,25 @@ def measured(pid: int) -> Measured | None:
         fields = _status_fields(pid)
         own = {name: os.readlink(f"/proc/self/ns/{name}") for name in NAMESPACES}
         apart = tuple(name for name in NAMESPACES if os.readlink(f"/proc/{pid}/ns/{name}") != own[name])
+        own_root = _root_apart(pid)
     except OSError:
         return None
     caps = any(int(fields.get(key, "0"), 16) for key in ("CapEff", "CapPrm", "CapBnd"))
     uid = int(fields.get("Uid", "0").split()[0])
-    return Measured(namespaces=apart, own_root=_root_apart(pid), own_uid="user" in apart or uid != os.geteuid(),
+    return Measured(namespaces=apart, own_root=own_root, own_uid="user" in apart or uid != os.geteuid(),
                     seccomp=fields.get("Seccomp", "0") == "2", no_new_privs=fields.get("NoNewPrivs", "0") == "1",
                     capabilities=caps, uid=uid)
 
 
 def _root_apart(pid: int) -> bool:
-    """The process's root folder is not the evaluator's; False where it cannot be told."""
+    """The process's root folder is not the evaluator's; False where the evaluator may not look
+    (then it is not counted as there). Raises OSError once the process is gone, as the other
+    readings do."""
     try:
-        theirs, ours = os.stat(f"/proc/{pid}/root/"), os.stat("/")
-    except OSError:
+        theirs = os.stat(f"/proc/{pid}/root/")
+    except PermissionError:
         return False
+    ours = os.stat("/")
     return (theirs.st_dev, theirs.st_ino) != (ours.st_dev, ours.st_ino)
 
 

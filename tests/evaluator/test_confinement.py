@@ -311,3 +311,11 @@ def test_a_confined_process_cannot_make_itself_another_gpus_node():
         server.close()
     made = message["reason"].rsplit("mknod ", 1)[1].split()
     assert len(made) == 3 and "made" not in made, message
+
+
+def test_the_evaluators_own_process_measures_as_sharing_its_root_and_a_gone_one_not_at_all():
+    here = isolation.measured(os.getpid())
+    assert here is not None and here.own_root is False and "no root of its own" in here.level
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    assert isolation.measured(gone.pid) is None
