@@ -296,6 +296,17 @@ def drain_waits(holds: list[dict], kinds: dict[int, str]) -> list[tuple[tuple[st
     return sorted(((key, len(w), sum(w)) for key, w in blamed.items()), key=lambda row: -row[2])
 
 
+def exclusive_by_gpu(holds: list[dict]) -> dict[str, tuple[float, float]]:
+    """Per GPU (the lock log's `gpu` field): the seconds its lock was held exclusively, and the
+    seconds a timing was waiting for it or holding it (new shared holds queued meanwhile)."""
+    by_gpu: dict[str, list[dict]] = collections.defaultdict(list)
+    for h in holds:
+        if h["mode"] == "exclusive":
+            by_gpu[h.get("gpu", "-")].append(h)
+    return {gpu: (sum(h["released"] - h["got"] for h in hs), covered_seconds([(h["asked"], h["released"]) for h in hs]))
+            for gpu, hs in sorted(by_gpu.items())}
+
+
 def lock_report(path: Path, wall: float, processes: ProcessLog, started: float | None = None) -> str:
     holds = [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
     exclusive = [h for h in holds if h["mode"] == "exclusive"]

@@ -8,8 +8,10 @@
 # "local1 local local-one-process"; add ray where Ray is installed), PARTS (default "scaling references"),
 # VISIBLE (the GPUs `eval --references` runs on, one run per word: default "0 all"; "all" is every GPU),
 # REFERENCES_LIMIT (seconds after which each such run is stopped; it then reports what it scored, and
-# when every 25th result came, the longest wait between two, and the disks' writes: storage-WORD.tsv,
-# benchmarks/storage_timeline.py).
+# when every 25th result came, the longest wait between two, the disks' writes (storage-WORD.tsv,
+# benchmarks/storage_timeline.py), and per GPU from the lock log (locks-WORD.jsonl) how long its lock
+# was held exclusively and how long a timing was waiting for it or holding it, and what the waits
+# were for).
 # Further parts: `waits` (benchmarks/sync_waits.py: the CPU cost of spinning in CUDA's waits),
 # `contexts` (benchmarks/cuda_contexts.py: CUDA contexts made alone and 16 at once) and `where`
 # (py-spy, from the carried wheels, samples every process of a run of WHERE_EXECUTOR, default
@@ -34,7 +36,9 @@ for part in ${PARTS:-scaling references}; do
         python3 benchmarks/storage_timeline.py --folder /tmp/agentloop-references-cold > "$out/storage-$name.tsv" &
         sampler=$!
         start=$(date +%s.%N)
+        rm -f "$out/locks-$name.jsonl"
         CUDA_VISIBLE_DEVICES=$visible AGENTLOOP_CACHE_DIR=/tmp/agentloop-references-cold \
+          AGENTLOOP_LOCK_LOG="$out/locks-$name.jsonl" \
           ${REFERENCES_LIMIT:+timeout $REFERENCES_LIMIT} \
           python3 -m agentloop eval --references --json > "$out/references-$name.json" \
           2> >(while IFS= read -r line; do echo "${EPOCHREALTIME/,/.} $line"; done > "$out/references-$name.log")
@@ -42,8 +46,12 @@ for part in ${PARTS:-scaling references}; do
         sleep 0.5  # the log's last lines
         kill $sampler; wait $sampler
         echo "eval --references on GPUs $visible, cold: $(python3 -c "import time; print(round(time.time() - $start, 1))") s, exit $status"
-        python3 - "$out/references-$name.json" "$out/references-$name.log" "$start" "$out/storage-$name.tsv" <<'PY'
-import collections, csv, json, re, sys
+        python3 - "$out/references-$name.json" "$out/references-$name.log" "$start" "$out/storage-$name.tsv" \
+          "$out/locks-$name.jsonl" <<'PY'
+import collections, csv, json, re, sys, time
+from pathlib import Path
+from evaluator.loader import import_path
+bench = import_path(Path("benchmarks/evaluator_throughput.py"), "evaluator_throughput")
 results = json.load(open(sys.argv[1]))
 scored = [float(line.split()[0]) - float(sys.argv[3]) for line in open(sys.argv[2]) if re.search(r"\(\d+ of \d+\)$", line)]
 print("  seconds from the start to every 25th result:", [round(t, 1) for t in scored[24::25]])
@@ -59,6 +67,13 @@ phases = collections.Counter()
 for r in results:
     phases.update(r.get("phases") or {})
 print("  phases per evaluation (s):", {k: round(v / max(1, len(results)), 2) for k, v in sorted(phases.items())})
+holds = [json.loads(line) for line in open(sys.argv[5])] if Path(sys.argv[5]).exists() else []
+wall = max((h["released"] for h in holds), default=float(sys.argv[3])) - float(sys.argv[3])
+for gpu, (held, pending) in bench.exclusive_by_gpu(holds).items():
+    print(f"  {gpu}: held exclusively {held:.1f} s, a timing waiting or holding {pending:.1f} s "
+          f"({pending / max(wall, 1e-9):.0%} of {wall:.1f} s)")
+for (kind, what), n, seconds in bench.drain_waits(holds, {})[:5]:
+    print(f"  exclusive holds waited {seconds:.1f} s ({n} waits) for the last {what!r} hold in their way")
 PY
       done ;;
     waits)

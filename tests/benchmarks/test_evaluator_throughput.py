@@ -77,3 +77,14 @@ def test_the_case_report_says_when_each_step_last_happened_and_how_long_judging_
     assert rows[2] == "| b | 2.0 | nan | - | - | - | - | - | - | - | - | 0.00 | 0.00 |", "ordered by last event"
     assert rows[3] == "| a | 3.0 | 4.0 | 1.0 | 2.0 | 5.0 | 7.2 | 7.5 | 8.0 | 8.5 | 9.5 | 1.50 | 2.25 |", \
         "the scout's copy of a case is not the candidate's"
+
+
+def test_exclusive_holds_are_summed_per_gpu():
+    bench = import_path(BENCHMARK, "evaluator_throughput")
+    holds = [
+        {"gpu": "gpu-a", "mode": "exclusive", "asked": 0.0, "got": 1.0, "released": 2.0},
+        {"gpu": "gpu-a", "mode": "exclusive", "asked": 1.5, "got": 2.0, "released": 4.0},
+        {"gpu": "gpu-b", "mode": "exclusive", "asked": 0.0, "got": 0.0, "released": 0.5},
+        {"gpu": "gpu-b", "mode": "shared", "asked": 0.0, "got": 0.0, "released": 9.0},
+    ]
+    assert bench.exclusive_by_gpu(holds) == {"gpu-a": (3.0, 4.0), "gpu-b": (0.5, 0.5)}
