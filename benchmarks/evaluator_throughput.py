@@ -303,16 +303,20 @@ def exclusive_by_gpu(holds: list[dict]) -> dict[str, tuple[float, float]]:
     for h in holds:
         if h["mode"] == "exclusive":
             by_gpu[h.get("gpu", "-")].append(h)
-    return {gpu: (sum(h["released"] - h["got"] for h in hs), covered_seconds([(h["asked"], h["released"]) for h in hs]))
-            for gpu, hs in sorted(by_gpu.items())}
+    return {gpu: held_and_pending(hs) for gpu, hs in sorted(by_gpu.items())}
+
+
+def held_and_pending(exclusive: list[dict]) -> tuple[float, float]:
+    """Exclusive holds' seconds held, and the seconds one of them was waiting or holding."""
+    return (sum(h["released"] - h["got"] for h in exclusive),
+            covered_seconds([(h["asked"], h["released"]) for h in exclusive]))
 
 
 def lock_report(path: Path, wall: float, processes: ProcessLog, started: float | None = None) -> str:
     holds = [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
     exclusive = [h for h in holds if h["mode"] == "exclusive"]
     shared = [h for h in holds if h["mode"] == "shared"]
-    held = sum(h["released"] - h["got"] for h in exclusive)
-    pending = covered_seconds([(h["asked"], h["released"]) for h in exclusive])
+    held, pending = held_and_pending(exclusive)
     rows = []
     for mode, group in (("exclusive", exclusive), ("shared", shared)):
         rows += [f"| {mode} | {kind} | {what} | {len(hs)} | {sum(h['got'] - h['asked'] for h in hs):.1f} | "

@@ -44,6 +44,7 @@ class _Hold:
     what: str
     asked: float
     got: float = 0.0
+    yielded: float = 0.0  # seconds spent waiting to hold the lock again after letting writers go first
 
     def log(self) -> None:
         _log_hold(self.lock_dir, self.mode, self.what, self.asked, self.got)
@@ -103,9 +104,9 @@ def _enter(lock_dir: str | Path, fd: int, mode: int) -> None:
 
 
 @contextlib.contextmanager
-def _hold(lock_dir: str | Path | None, mode: int, what: str, yielding: bool = False) -> Iterator[None]:
+def _hold(lock_dir: str | Path | None, mode: int, what: str, yielding: bool = False) -> Iterator[_Hold]:
     if lock_dir is None:
-        yield
+        yield _Hold(lock_dir, -1, mode, what, time.time())
         return
     asked = time.time()
     fd = os.open(_paths(lock_dir)[1], os.O_RDONLY | os.O_CREAT, 0o644)
@@ -119,7 +120,7 @@ def _hold(lock_dir: str | Path | None, mode: int, what: str, yielding: bool = Fa
     if yielding:
         stack.append(hold)
     try:
-        yield
+        yield hold
     finally:
         if yielding:
             stack.remove(hold)
@@ -146,21 +147,22 @@ def _writer_waiting(lock_dir: str | Path) -> bool:
     return False
 
 
-def yield_to_writers() -> float:
-    """Called where this thread's GPU work so far is finished: each yielding shared hold of this
-    thread lets a waiting writer go first, then holds the lock again. Returns the seconds it waited
-    to hold it again."""
-    waited = 0.0
+def yield_to_writers(finish: Callable[[], None] | None = None) -> None:
+    """Called where this thread's GPU work so far is finished (or is finished by `finish`, which
+    runs only where a writer waits): each yielding shared hold of this thread lets a waiting writer
+    go first, then holds the lock again; its `yielded` counts the wait."""
     for hold in _yielding_holds():
         if not _writer_waiting(hold.lock_dir):
             continue
+        if finish is not None:
+            finish()
+            finish = None
         fcntl.flock(hold.fd, fcntl.LOCK_UN)
         hold.log()
         hold.asked = time.time()
         _enter(hold.lock_dir, hold.fd, hold.mode)
         hold.got = time.time()
-        waited += hold.got - hold.asked
-    return waited
+        hold.yielded += hold.got - hold.asked
 
 
 def _log_hold(lock_dir: str | Path, mode: int, what: str, asked: float, got: float) -> None:
@@ -172,7 +174,7 @@ def _log_hold(lock_dir: str | Path, mode: int, what: str, asked: float, got: flo
 
 def shared(lock_dir: str | Path | None, what: str = "", yielding: bool = False):
     """`what` names the work in the lock log. A `yielding` hold lets waiting writers go first
-    wherever its thread calls `yield_to_writers`."""
+    wherever its thread calls `yield_to_writers`. The context gives the hold (its `yielded`)."""
     return _hold(lock_dir, fcntl.LOCK_SH, what, yielding)
 
 

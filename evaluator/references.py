@@ -86,18 +86,12 @@ def expected_outputs(task: Task, inputs: Inputs, device: torch.device, keep_on: 
     lo = on_device(run_reference(task, there, device), keep_on)
     if not task.contract.needs_hi:
         return Expected(lo=lo, hi=None)
-    _finished_so_far(device)
-    _thread.yielded = yielded_seconds() + gpu_lock.yield_to_writers()  # a waiting timing goes between the runs
+    gpu_lock.yield_to_writers(finish=lambda: _finish_gpu_work(device))  # a waiting timing goes between the runs
     hi = on_device(run_reference(task, upcast(there), device), keep_on)
     return Expected(lo=lo, hi=hi)
 
 
-def yielded_seconds() -> float:
-    """Seconds this thread's reference builds have waited, so far, after letting a timing go first."""
-    return getattr(_thread, "yielded", 0.0)
-
-
-def _finished_so_far(device: torch.device) -> None:
+def _finish_gpu_work(device: torch.device) -> None:
     """This thread's GPU work so far done (its stream drained), so that a yielded hold leaves none
     of it running beside a timing."""
     if device.type == "cuda":
@@ -233,11 +227,11 @@ class ReferenceStore:
         inputs = task.make_inputs(case.seed, case.size, case.mode, case.dtype)
         seconds = time.perf_counter() - began
         # small and edge cases take little of the GPU's memory
-        with gpu_lock.shared(self.lock_dir, "small case built", yielding=True):
-            began, yielded = time.perf_counter(), yielded_seconds()
+        with gpu_lock.shared(self.lock_dir, "small case built", yielding=True) as hold:
+            began = time.perf_counter()
             with own_stream(self.device):
                 expected = expected_outputs(task, inputs, self.device)
-            seconds += time.perf_counter() - began - (yielded_seconds() - yielded)
+            seconds += time.perf_counter() - began - hold.yielded
         wire.save(inputs, path)
         return CaseData(inputs, path, expected, seconds)
 
@@ -246,8 +240,8 @@ class ReferenceStore:
         GPU when large and within the budget, otherwise on the host; the seconds it took once the
         locks were held, less any wait after letting a timing go first (the stream's end waits for
         the GPU)."""
-        with self._computing, gpu_lock.shared(self.lock_dir, "standard case built", yielding=True):
-            began, yielded = time.perf_counter(), yielded_seconds()
+        with self._computing, gpu_lock.shared(self.lock_dir, "standard case built", yielding=True) as hold:
+            began = time.perf_counter()
             with own_stream(self.device):
                 with drawing_on(self.device):
                     drawn = task.make_inputs(case.seed, case.size, case.mode, case.dtype)
@@ -257,7 +251,7 @@ class ReferenceStore:
                 if not self._keeps_on_device(expected):
                     expected = _moved(expected, HOST)
                 memory_gate.trim_cached(self.device)  # the drawn inputs and the float64 temporaries
-            seconds = time.perf_counter() - began - (yielded_seconds() - yielded)
+            seconds = time.perf_counter() - began - hold.yielded
         return staged, expected, seconds
 
     def _keeps_on_device(self, expected: Expected) -> bool:

@@ -108,12 +108,15 @@ def test_a_yielding_shared_hold_lets_a_waiting_writer_go_first(tmp_path):
     asked, got = multiprocessing.Event(), multiprocessing.Event()
     writer = multiprocessing.Process(target=_hold_exclusive_when_asked, args=(tmp_path, asked, got))
     writer.start()
-    with gpu_lock.shared(tmp_path, "judging", yielding=True):
+    finished = []
+    with gpu_lock.shared(tmp_path, "judging", yielding=True) as hold:
         asked.set()
         time.sleep(0.5)  # the writer is in the turnstile now, waiting for this hold
         assert not got.is_set()
-        gpu_lock.yield_to_writers()
+        gpu_lock.yield_to_writers(finish=lambda: finished.append(got.is_set()))
         assert got.wait(5), "the writer got the lock while this hold yielded"
+        assert finished == [False], "the holder's work was finished once, before it let go"
+        assert hold.yielded > 0, "the wait to hold it again is counted on the hold"
         blocked = threading.Event()
 
         def try_exclusive():  # this hold is back: another writer must wait for it
@@ -129,7 +132,9 @@ def test_a_yielding_shared_hold_lets_a_waiting_writer_go_first(tmp_path):
 def test_without_a_waiting_writer_a_yield_keeps_the_hold(tmp_path, monkeypatch):
     log = tmp_path / "locks.jsonl"
     monkeypatch.setenv("AGENTLOOP_LOCK_LOG", str(log))
-    with gpu_lock.shared(tmp_path / "lock", "judging", yielding=True):
-        gpu_lock.yield_to_writers()
+    finished = []
+    with gpu_lock.shared(tmp_path / "lock", "judging", yielding=True) as hold:
+        gpu_lock.yield_to_writers(finish=lambda: finished.append(True))
     gpu_lock.yield_to_writers()  # no hold: nothing to do
     assert len(log.read_text().splitlines()) == 1
+    assert finished == [] and hold.yielded == 0.0, "nothing to finish and no wait where no writer waits"

@@ -91,4 +91,4 @@ def test_a_timing_waiting_on_a_case_build_goes_between_its_two_reference_runs(tm
     data = store.get(task, plan(task, on_gpu=False)[0])
     timing.join(60)
     assert seen == ["timing waiting", "timing done"]
-    assert data.expected.hi is not None and data.build_seconds >= 0
+    assert data.expected.hi is not None
