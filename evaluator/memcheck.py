@@ -29,7 +29,7 @@ from typing import Callable
 from evaluator import protocol
 from evaluator.cases import Case
 from evaluator.fork_server import ExitInfo, ForkServer
-from evaluator.sandbox import ChildGone, Limits, Reach, Sandbox, read_tail
+from evaluator.sandbox import ChildGone, DeviceUnavailable, Limits, Reach, Sandbox, read_tail
 from evaluator.task import Task
 
 ERROR_EXIT = 86  # compute-sanitizer's exit status when it found an error
@@ -175,6 +175,8 @@ class MemcheckRun:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._result: tuple[str | None, int | None] = (None, None)
+        self._device_ready = False
+        self._unavailable: DeviceUnavailable | None = None  # the device failed before candidate code ran
 
     def check(self, cases: list[tuple[int, Path, str]]) -> Outcome:
         """Runs `cases` ((plan index, inputs file, description)) and waits for what was found."""
@@ -192,10 +194,13 @@ class MemcheckRun:
         self._commands.put(list(extra))
 
     def outcome(self) -> Outcome:
-        """Waits for the cases sent and Compute Sanitizer's exit: what it found."""
+        """Waits for the cases sent and Compute Sanitizer's exit: what it found. Raises
+        DeviceUnavailable where the process could not set up its device before the candidate ran."""
         self.end()
         if self._thread is not None:
             self._thread.join()
+        if self._unavailable is not None:
+            raise self._unavailable
         failure, case = self._result
         began = time.perf_counter()
         exit_info = self.server.wait_exit(self.box.pid, EXIT_WAIT_SECONDS)
@@ -210,6 +215,8 @@ class MemcheckRun:
         done: set[int] = set()
         try:
             self._result = self._exchange(ready, pending, done) or (None, None)
+        except DeviceUnavailable as unavailable:
+            self._unavailable = unavailable
         except ChildGone as gone:  # the case under way when the process ended is the one to blame
             self._result = gone.reason, next((i for i in self.described if i not in done), None)
         except protocol.ProtocolError as exc:
@@ -228,10 +235,20 @@ class MemcheckRun:
             if ended and done >= self.described.keys():
                 return None
             message = self.box.recv(timeout=self.POLL_SECONDS)
-            failure = None if message is None else _failure_in(protocol.parse_event(message), self.described, done)
+            failure = None if message is None else self._take(protocol.parse_event(message), done)
             if failure is not None:
                 return failure
         return None
+
+    def _take(self, message: object, done: set[int]) -> tuple[str, int | None] | None:
+        """A failure the message reports (why, on which case), else None. A device failure said
+        before the device was ready (no candidate code had run) is the machine's: raised."""
+        if isinstance(message, protocol.DeviceReady):
+            self._device_ready = True
+            return None
+        if isinstance(message, protocol.Failed) and message.phase == "device" and not self._device_ready:
+            raise DeviceUnavailable(f"the memory check's process could not set up its device: {message.reason}")
+        return _failure_in(message, self.described, done)
 
     def _send_end(self, extra: list[tuple[int, Path, str]]) -> None:
         for index, inputs, text in extra:

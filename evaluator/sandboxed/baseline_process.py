@@ -9,6 +9,7 @@ for the GPU to drain.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,6 +25,7 @@ from evaluator.sandboxed.failures import classify, describe_failure
 from evaluator.task import Inputs, on_device
 from evaluator.timing import TimingPolicy
 
+WARM_UP_CALLS = 2  # each reference's, before its exclusive hold
 FAULT_ELSEWHERE = "not measured: another task's baseline in the same batch left the GPU unusable (a CUDA fault)"
 
 
@@ -122,13 +124,22 @@ def _prepare(job: Job, device: torch.device, lock_dir: str | None) -> bool:
 
 def _warm_up(job: Job, label: str, device: torch.device) -> None:
     fn, first = job.functions[label], job.sets[0]
-    for _ in range(2):
+    for _ in range(WARM_UP_CALLS):
         fn(*first.args, **first.kwargs)
     torch.cuda.synchronize(device)
 
 
+def baseline_policy(requested: dict[str, Any]) -> TimingPolicy:
+    """The evaluator's policy, for a reference under the exclusive hold that makes every other GPU
+    user wait: no guarded repetitions (they look for a candidate's host-side torch work and are left
+    out of the statistics: here they would be calls timed and thrown away), and the warm-up calls
+    made before the hold counted against the policy's."""
+    policy = TimingPolicy(**requested)
+    return dataclasses.replace(policy, guard_every=0, warmup_calls=max(1, policy.warmup_calls - WARM_UP_CALLS))
+
+
 def _time(job: Job, label: str, device: torch.device) -> None:
-    policy = TimingPolicy(**job.request.get("policy", {}))
+    policy = baseline_policy(job.request.get("policy", {}))
     timed = time_function(job.functions[label], job.sets, job.mutates, None, frozenset(), policy, device,
                           keep_outputs=False)
     job.samples[label] = timed["samples_ms"]

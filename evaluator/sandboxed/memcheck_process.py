@@ -48,9 +48,8 @@ def main(scratch: str) -> None:
     try:
         # Compute Sanitizer sets itself up on the GPU with the context: not during another's timing.
         with gpu_lock.shared(lock_dir, "memcheck start"):
-            if device.type == "cuda":
-                torch.cuda.set_device(device)
-                torch.cuda.init()
+            if not device_ready(device, channel, fail):
+                return
             entry = import_candidate(path, job, device)
     except BaseException as exc:  # noqa: BLE001 - untrusted code
         fail("import", exc)
@@ -68,6 +67,20 @@ def main(scratch: str) -> None:
     gpu_lock.shared_until_exit(lock_dir)
     sys.stdout.flush()
     os._exit(0)
+
+
+def device_ready(device: torch.device, channel: Channel, fail) -> bool:
+    """The device set up (under Compute Sanitizer, its context too) before any candidate code runs:
+    a failure here is the machine's and is said as such; success is said before the module runs."""
+    try:
+        if device.type == "cuda":
+            torch.cuda.set_device(device)
+            torch.cuda.init()
+    except BaseException as exc:  # noqa: BLE001 - no candidate code has run in this process yet
+        fail("device", exc)
+        return False
+    channel.send(protocol.encode(protocol.DeviceReady()))
+    return True
 
 
 def run_case(entry, inputs_file: str, device: torch.device, recorder: LaunchRecorder) -> None:

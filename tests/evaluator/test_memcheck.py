@@ -75,9 +75,14 @@ while [ "${1#--}" != "$1" ]; do shift 2; done
 exec "$@"
 """
 FAILS_TO_START = "#!/bin/sh\necho 'Device not supported' >&2\nexit 3\n"
+HIDES_THE_GPUS = """#!/bin/sh
+while [ "${1#--}" != "$1" ]; do shift 2; done
+CUDA_VISIBLE_DEVICES= exec "$@"
+"""
+EXPLOITS = Path(__file__).parent / "exploits"
 
 
-def _run(tmp_path, suite, sanitizer_text: str, source: str | None = None, drive=None):
+def _run(tmp_path, suite, sanitizer_text: str, source: str | None = None, drive=None, device: str = "cpu"):
     from evaluator import wire
     from evaluator.fork_server import ForkServer
     from evaluator.sandbox import Limits, Reach
@@ -96,7 +101,7 @@ def _run(tmp_path, suite, sanitizer_text: str, source: str | None = None, drive=
         wire.save(task.make_inputs(case.seed, case.size, case.mode, case.dtype), path)
         path.chmod(0o644)
         cases.append((index, path, f"{case.size} inputs"))
-    job = Job(task=task.id, entry=task.entry, device="cpu")
+    job = Job(task=task.id, entry=task.entry, device=device)
     server = ForkServer(interpret=True)
     try:
         with memcheck.MemcheckRun(server, job, source or task.solution_path.read_text(), Limits(),
@@ -125,6 +130,25 @@ def test_a_clean_run_passes_every_case_and_a_crash_under_it_is_the_candidates(tm
     crashing = "import os\ndef gelu(input, approximate='none'):\n    os._exit(9)\n"
     crashed = _run(tmp_path / "crashed", suite, RUNS_CLEAN, source=crashing)
     assert crashed.verdict == "RUNTIME_FAIL" and crashed.reason.startswith("under Compute Sanitizer:"), crashed
+
+
+def test_a_device_that_cannot_be_set_up_before_the_candidate_runs_is_the_machines_error(tmp_path, suite):
+    """The process under the sanitizer sets its device up before it imports the candidate; here no
+    GPU is visible to it, so that fails with no candidate code run: raised, not a verdict."""
+    import pytest
+
+    from evaluator.sandbox import DeviceUnavailable
+
+    with pytest.raises(DeviceUnavailable, match="memory check's process could not set up its device"):
+        _run(tmp_path, suite, HIDES_THE_GPUS, device="cuda")
+
+
+def test_a_device_failure_the_candidate_reports_itself_is_its_own_failure(tmp_path, suite):
+    """Static checks aside, a candidate that writes a device failure into its channel while imported
+    does so after the device was said ready: the candidate's RUNTIME_FAIL, not the machine's error."""
+    forged = (EXPLOITS / "forged_device_failure.py").read_text()
+    outcome = _run(tmp_path, suite, RUNS_CLEAN, source=forged)
+    assert outcome.verdict == "RUNTIME_FAIL" and "CUDA error 304" in outcome.reason, outcome
 
 
 def test_cases_go_to_the_run_as_they_are_built_and_the_end_adds_the_faulting_one(tmp_path, suite):
