@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import signal
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -32,17 +32,20 @@ class Submission:
 class Scored:
     results: list[EvalResult]  # those that finished, in the submissions' order
     interrupted: bool = False  # Ctrl-C or SIGTERM came before every submission was scored
+    unscored: list[tuple[str, str]] = field(default_factory=list)  # (task id, the evaluator's error)
 
 
 def score(evaluations: Evaluates, submissions: list[Submission], console: Console) -> Scored:
     """Every submission through `evaluations` (every visible GPU, each with its own workers). An
-    interrupt (SIGINT, SIGTERM) stops the scoring and keeps what had finished."""
+    interrupt (SIGINT, SIGTERM) stops the scoring and keeps what had finished; an evaluation that
+    raised (the evaluator's error, not a verdict) leaves its submission unscored and the rest go on."""
     return asyncio.run(_score(evaluations, submissions, console))
 
 
 async def _score(evaluations: Evaluates, submissions: list[Submission], console: Console) -> Scored:
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
     finished: dict[int, EvalResult] = {}
+    unscored: dict[int, tuple[str, str]] = {}
     loop, scoring = asyncio.get_running_loop(), asyncio.current_task()
     loop.add_signal_handler(signal.SIGTERM, scoring.cancel)  # asyncio.run turns Ctrl-C into the same
     interrupted = False
@@ -51,19 +54,30 @@ async def _score(evaluations: Evaluates, submissions: list[Submission], console:
             bar = progress.add_task("scoring", total=len(submissions))
 
             async def one(index: int, submission: Submission) -> None:
-                result = await evaluations.evaluate(submission.task, submission.source)
-                finished[index] = result
-                said = f"{result.task_id}: {result.verdict.value}"
+                try:
+                    result = await evaluations.evaluate(submission.task, submission.source)
+                except Exception as exc:  # noqa: BLE001 - the evaluator's error: this one alone goes unscored
+                    unscored[index] = (submission.task.id, _error_text(exc))
+                    said = f"{submission.task.id}: not scored"
+                else:
+                    finished[index] = result
+                    said = f"{result.task_id}: {result.verdict.value}"
                 progress.update(bar, advance=1, description=said)
                 if not console.is_terminal:  # no live bar there: a line per candidate scored
-                    console.print(f"{said} ({len(finished)} of {len(submissions)})", highlight=False)
+                    done = len(finished) + len(unscored)
+                    console.print(f"{said} ({done} of {len(submissions)})", highlight=False)
 
             await asyncio.gather(*(one(i, s) for i, s in enumerate(submissions)))
     except asyncio.CancelledError:
         interrupted = True
     finally:
         loop.remove_signal_handler(signal.SIGTERM)
-    return Scored([finished[i] for i in sorted(finished)], interrupted)
+    return Scored([finished[i] for i in sorted(finished)], interrupted, [unscored[i] for i in sorted(unscored)])
+
+
+def _error_text(exc: Exception) -> str:
+    lines = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {lines[0][:300] if lines else ''}"
 
 
 REASON_CHARS = 160  # on a terminal; the whole reason otherwise

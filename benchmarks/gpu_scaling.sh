@@ -52,7 +52,8 @@ import collections, csv, json, re, sys, time
 from pathlib import Path
 from evaluator.loader import import_path
 bench = import_path(Path("benchmarks/evaluator_throughput.py"), "evaluator_throughput")
-results = json.load(open(sys.argv[1]))
+text = open(sys.argv[1]).read()
+results = json.loads(text) if text.strip() else []  # empty where the command failed before printing
 scored = [float(line.split()[0]) - float(sys.argv[3]) for line in open(sys.argv[2]) if re.search(r"\(\d+ of \d+\)$", line)]
 print("  seconds from the start to every 25th result:", [round(t, 1) for t in scored[24::25]])
 gaps = [(b - a, a) for a, b in zip([0.0] + scored, scored)]
@@ -72,6 +73,12 @@ wall = max((h["released"] for h in holds), default=float(sys.argv[3])) - float(s
 for gpu, (held, pending) in bench.exclusive_by_gpu(holds).items():
     print(f"  {gpu}: held exclusively {held:.1f} s, a timing waiting or holding {pending:.1f} s "
           f"({pending / max(wall, 1e-9):.0%} of {wall:.1f} s)")
+by_what = collections.defaultdict(list)
+for h in holds:
+    if h["mode"] == "exclusive":
+        by_what[h["what"]].append(h["released"] - h["got"])
+for what, spans in sorted(by_what.items()):
+    print(f"  exclusive {what!r}: {len(spans)} holds, {sum(spans):.1f} s, longest {max(spans):.2f} s")
 for (kind, what), n, seconds in bench.drain_waits(holds, {})[:5]:
     print(f"  exclusive holds waited {seconds:.1f} s ({n} waits) for the last {what!r} hold in their way")
 PY

@@ -19,6 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterator
 
+import torch
+
 from evaluator import (baseline, baseline_server, calibration, compile_scout, gpu_lock, gpu_node, interpreter_probe,
                        isolation, memcheck, memory_gate, probes)
 from evaluator.environment import environment
@@ -178,12 +180,23 @@ class Evaluator:
         if self.tampered:
             raise ProjectTampered(self.tampered)
         with self._counted(), self.memory_gate.shared():
-            result = self._evaluate_on_a_working_device(task, source)
-        if self.on_gpu and memory_gate.starved(result):
+            result = self._evaluate_sharing_memory(task, source)
+        if result is None or (self.on_gpu and memory_gate.starved(result)):
             with self.memory_gate.alone():
                 result = self._evaluate_once(task, source)
             result.phases["retried_alone"] = 1.0
         return result
+
+    def _evaluate_sharing_memory(self, task: Task, source: str) -> EvalResult | None:
+        """None where the evaluator's own GPU work (a reference built, a case judged) ran out of
+        memory beside the other evaluations: it is evaluated again alone."""
+        try:
+            return self._evaluate_on_a_working_device(task, source)
+        except torch.OutOfMemoryError as exc:
+            log.warning("%s: the evaluator ran out of GPU memory beside other evaluations (%s); evaluating "
+                        "it again alone", task.id, str(exc).splitlines()[0][:200])
+            memory_gate.release_cached(self.device)
+            return None
 
     def _evaluate_on_a_working_device(self, task: Task, source: str) -> EvalResult:
         """A confined process that could not set up its device before any candidate code ran is the

@@ -1,7 +1,9 @@
 """Evaluations in one evaluator share the GPU's memory. A candidate (or its eager baseline) that
 ran out of GPU memory while others held theirs is evaluated once more alone: the gate lets that
 retry in only when every other evaluation has left, and holds new ones back until it is done.
-A kernel that runs out of memory alone too gets its verdict."""
+A kernel that runs out of memory alone too gets its verdict. So does an evaluation whose
+evaluator-side GPU work (building a reference, judging) ran out: alone again, it either fits or
+raises the evaluator's error."""
 
 from __future__ import annotations
 
@@ -23,6 +25,12 @@ def trim_cached(device: torch.device) -> None:
     if device.type != "cuda":
         return
     if torch.cuda.memory_reserved(device) - torch.cuda.memory_allocated(device) > CACHED_SLACK_BYTES:
+        torch.cuda.empty_cache()
+
+
+def release_cached(device: torch.device) -> None:
+    """Every unused block torch keeps cached in this process, given back to the driver."""
+    if device.type == "cuda":
         torch.cuda.empty_cache()
 
 

@@ -86,14 +86,18 @@ def expected_outputs(task: Task, inputs: Inputs, device: torch.device, keep_on: 
     lo = on_device(run_reference(task, there, device), keep_on)
     if not task.contract.needs_hi:
         return Expected(lo=lo, hi=None)
-    gpu_lock.yield_to_writers(finish=lambda: _finish_gpu_work(device))  # a waiting timing goes between the runs
+    let_timings_go(device)  # a waiting timing goes between the runs
     hi = on_device(run_reference(task, upcast(there), device), keep_on)
     return Expected(lo=lo, hi=hi)
 
 
+def let_timings_go(device: torch.device) -> None:
+    """Where a timing waits for the GPU: this thread's GPU work so far finished (its stream drained,
+    so that none of it runs beside the timing), then its yielding holds let the timing go first."""
+    gpu_lock.yield_to_writers(finish=lambda: _finish_gpu_work(device))
+
+
 def _finish_gpu_work(device: torch.device) -> None:
-    """This thread's GPU work so far done (its stream drained), so that a yielded hold leaves none
-    of it running beside a timing."""
     if device.type == "cuda":
         torch.cuda.current_stream(device).synchronize()
 
@@ -245,7 +249,9 @@ class ReferenceStore:
             with own_stream(self.device):
                 with drawing_on(self.device):
                     drawn = task.make_inputs(case.seed, case.size, case.mode, case.dtype)
+                let_timings_go(self.device)
                 expected = expected_outputs(task, drawn, self.device, keep_on=self.device)
+                let_timings_go(self.device)  # before the inputs' copy to the host
                 staged = on_pinned_host(drawn)
                 del drawn
                 if not self._keeps_on_device(expected):

@@ -16,6 +16,8 @@ from agentloop.commands.common import (EXIT_INTERRUPTED, DeviceOption, KernelBen
 from agentloop.suite import Submission, score, summary_table
 from traces.untrusted_text import plain
 
+EXIT_NOT_SCORED = 3  # the evaluator failed on some candidate (its error, not a verdict)
+
 MAX_CANDIDATE_BYTES = 16 << 20  # read no further; the evaluator refuses sources over 1 MiB with a verdict
 
 
@@ -124,7 +126,8 @@ def eval_command(
     """Score one candidate file against a task, a folder of candidates (--suite), or the shipped
     reference solutions (--references).
 
-    Exit status: 0 when every candidate is CORRECT, 1 when some is not, 2 on bad input.
+    Exit status: 0 when every candidate is CORRECT, 1 when some is not, 2 on bad input, 3 when the
+    evaluator failed on some (they are named; the others' results are printed).
     """
     submissions = chosen_submissions(task, file, suite, references, only, kernelbench)
     evaluations = evaluation_queue(device, workers, not no_timing, compile_baseline, profile, not no_memcheck)
@@ -132,12 +135,16 @@ def eval_command(
         scored = score(evaluations, submissions, console)
         if scored.results:  # before the evaluations in flight are wound down: an interrupt keeps them
             print_results(scored.results, as_json, one_candidate=suite is None and not references)
+        for task_id, error in scored.unscored:
+            console.print(Text(plain(f"not scored: {task_id}: the evaluator failed ({error})")))
         if scored.interrupted:
             console.print(f"{len(scored.results)} of {len(submissions)} candidates scored before the interrupt")
     finally:
         evaluations.close()
     if scored.interrupted:
         raise typer.Exit(EXIT_INTERRUPTED)
+    if scored.unscored:
+        raise typer.Exit(EXIT_NOT_SCORED)
     raise typer.Exit(0 if all(r.correct for r in scored.results) else 1)
 
 

@@ -202,6 +202,27 @@ def test_a_kernelbench_folder_as_people_keep_it(tmp_path):
     assert "Traceback" not in broken.stderr
 
 
+def test_an_evaluation_the_evaluator_fails_on_leaves_the_others_scored(tmp_path):
+    """A problem whose own reference raises cannot be scored (the evaluator's error, not a verdict):
+    that candidate is named as not scored, the others' results are printed, and the exit status says so."""
+    problems, candidates = tmp_path / "problems", tmp_path / "candidates" / "KernelBench"
+    problems.mkdir()
+    candidates.mkdir(parents=True)
+    relu = (ROOT / "tests/evaluator/kernelbench/problems/1_relu.py").read_text()
+    (problems / "1_relu.py").write_text(relu)
+    (problems / "6_broken_forward.py").write_text(
+        relu.replace("return torch.relu(x)", "raise RuntimeError('this reference cannot run')"))
+    for name in ("1_relu", "6_broken_forward"):
+        shutil.copy(ROOT / "tests/evaluator/kernelbench/candidates/1_relu.py", candidates / f"{name}.py")
+    done = agentloop("eval", "--suite", str(candidates.parent), "--kernelbench", str(problems), "--device", "cpu",
+                     "--json")
+    assert done.returncode == 3, done.stderr
+    assert [(r["task_id"], r["verdict"]) for r in json.loads(done.stdout)] == [("KernelBench/1_relu", "CORRECT")]
+    assert ("not scored: KernelBench/6_broken_forward: the evaluator failed (RuntimeError: this reference "
+            "cannot run)") in done.stderr
+    assert "Traceback" not in done.stderr
+
+
 @pytest.mark.parametrize("sent", [signal.SIGINT, signal.SIGTERM])
 def test_an_interrupted_eval_prints_what_it_had_scored(sent):
     """Ctrl-C, or a SIGTERM (a time limit, a job scheduler), after the first candidate of several was

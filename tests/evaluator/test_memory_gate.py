@@ -51,3 +51,42 @@ def test_running_out_of_gpu_memory_is_told_by_the_exceptions_type_not_its_text(e
     assert result.verdict.value == "RUNTIME_FAIL", result.reason
     assert result.out_of_gpu_memory is starved and memory_gate.starved(result) is starved
     assert "phases" in result.to_dict() and result.to_dict()["out_of_gpu_memory"] is starved
+
+
+def _short_of_memory(task, times: int):
+    """The task with a reference that runs out of GPU memory the first `times` calls, as the
+    evaluator's own builds did on an 80 GB GPU beside eight evaluations."""
+    import dataclasses
+
+    import torch
+
+    calls = [0]
+
+    def reference(*args, **kwargs):
+        calls[0] += 1
+        if calls[0] <= times:
+            raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 512.00 MiB.")
+        return task.reference(*args, **kwargs)
+    return dataclasses.replace(task, reference=reference)
+
+
+def test_the_evaluators_own_work_out_of_memory_is_done_again_alone(tmp_path, suite):
+    from evaluator.evaluate import Evaluator
+    from evaluator.settings import EvaluatorConfig
+    task = suite["Activation/gelu"]
+    with Evaluator(EvaluatorConfig(device="cpu", cache_dir=tmp_path)) as evaluator:
+        result = evaluator.evaluate(_short_of_memory(task, times=1), task.solution_path.read_text())
+    assert result.verdict.value == "CORRECT", result.reason
+    assert result.phases.get("retried_alone") == 1.0
+
+
+def test_out_of_memory_alone_too_is_the_evaluators_error_not_a_verdict(tmp_path, suite):
+    import torch
+
+    from evaluator.evaluate import Evaluator
+    from evaluator.settings import EvaluatorConfig
+    task = suite["Activation/gelu"]
+    with Evaluator(EvaluatorConfig(device="cpu", cache_dir=tmp_path)) as evaluator:
+        with pytest.raises(torch.OutOfMemoryError):
+            evaluator.evaluate(_short_of_memory(task, times=1000), task.solution_path.read_text())
+        assert evaluator.evaluate(task, task.solution_path.read_text()).verdict.value == "CORRECT"

@@ -3,6 +3,7 @@ never evicting a task that is being evaluated, and its input files go with its e
 
 import multiprocessing
 
+import pytest
 import torch
 
 from evaluator import gpu_lock
@@ -92,3 +93,40 @@ def test_a_timing_waiting_on_a_case_build_goes_between_its_two_reference_runs(tm
     timing.join(60)
     assert seen == ["timing waiting", "timing done"]
     assert data.expected.hi is not None
+
+
+@pytest.mark.gpu
+def test_on_a_gpu_a_timing_waiting_on_a_standard_case_goes_before_its_reference_runs(tmp_path, suite):
+    """A standard-size case built on the GPU lets a timing that asked for the GPU while its inputs
+    were drawn go before its first reference run, not after the whole build."""
+    import dataclasses
+
+    from evaluator import references
+    gelu = suite["Activation/gelu"]
+    lock_dir = tmp_path / "lock"
+    store = ReferenceStore(tmp_path / "work", torch.device("cuda"), lock_dir=lock_dir)
+    asked, got = multiprocessing.Event(), multiprocessing.Event()
+    timing = multiprocessing.Process(target=_time_when_asked, args=(lock_dir, asked, got))
+    timing.start()
+    seen, real = [], references.run_reference
+
+    def make_inputs(*args):
+        asked.set()
+        for _ in range(6000):
+            if gpu_lock._writer_waiting(lock_dir):
+                break
+            got.wait(0.01)
+        return gelu.make_inputs(*args)
+
+    def run_reference(task, inputs, device):
+        seen.append("timing done" if got.is_set() else "timing waiting")
+        return real(task, inputs, device)
+
+    task = dataclasses.replace(gelu, make_inputs=make_inputs)
+    standard = next(case for case in plan(task, on_gpu=True) if case.size == "standard")
+    (tmp_path / "work").mkdir()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(references, "run_reference", run_reference)
+        store.get(task, standard)
+    timing.join(60)
+    assert seen[0] == "timing done", seen
