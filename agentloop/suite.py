@@ -76,8 +76,13 @@ async def _score(evaluations: Evaluates, submissions: list[Submission], console:
 
 
 def _error_text(exc: Exception) -> str:
-    lines = str(exc).strip().splitlines()
-    return f"{type(exc).__name__}: {lines[0][:300] if lines else ''}"
+    """The error's first line and, where it carries a traceback (an evaluator process's), its last:
+    what was raised in the end."""
+    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+    text = lines[0][:300] if lines else ""
+    if len(lines) > 1:
+        text += " ... " + lines[-1][:300]
+    return f"{type(exc).__name__}: {text}"
 
 
 REASON_CHARS = 160  # on a terminal; the whole reason otherwise
