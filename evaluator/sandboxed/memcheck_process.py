@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
+from typing import Callable
 
 import torch
 
@@ -69,7 +70,7 @@ def main(scratch: str) -> None:
     os._exit(0)
 
 
-def device_ready(device: torch.device, channel: Channel, fail) -> bool:
+def device_ready(device: torch.device, channel: Channel, fail: Callable[[str, BaseException], None]) -> bool:
     """The device set up (under Compute Sanitizer, its context too) before any candidate code runs:
     a failure here is the machine's and is said as such; success is said before the module runs."""
     try:
