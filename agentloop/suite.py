@@ -36,7 +36,8 @@ class Scored:
 
 
 def score(evaluations: Evaluates, submissions: list[Submission], console: Console) -> Scored:
-    """Every submission through `evaluations` (every visible GPU, each with its own workers). An
+    """Every submission through `evaluations` (every visible GPU, each with its own workers), started
+    in `interleaved` order; the results come back in the submissions' order. An
     interrupt (SIGINT, SIGTERM) stops the scoring and keeps what had finished; an evaluation that
     raised (the evaluator's error, not a verdict) leaves its submission unscored and the rest go on."""
     return asyncio.run(_score(evaluations, submissions, console))
@@ -67,12 +68,29 @@ async def _score(evaluations: Evaluates, submissions: list[Submission], console:
                     done = len(finished) + len(unscored)
                     console.print(f"{said} ({done} of {len(submissions)})", highlight=False)
 
-            await asyncio.gather(*(one(i, s) for i, s in enumerate(submissions)))
+            await asyncio.gather(*(one(i, submissions[i]) for i in interleaved(submissions)))
     except asyncio.CancelledError:
         interrupted = True
     finally:
         loop.remove_signal_handler(signal.SIGTERM)
     return Scored([finished[i] for i in sorted(finished)], interrupted, [unscored[i] for i in sorted(unscored)])
+
+
+def interleaved(submissions: list[Submission]) -> list[int]:
+    """The order in which submissions start: one of each category in turn (each category's in their
+    own order). A suite sorted by name puts tasks of like cost together, such as seventeen linear-algebra
+    tasks whose float64 references and eager baselines each take seconds of GPU time; taken in turn,
+    they run beside lighter ones instead of all at once."""
+    queues: dict[str, list[int]] = {}
+    for index, submission in enumerate(submissions):
+        queues.setdefault(submission.task.category, []).append(index)
+    order: list[int] = []
+    while queues:
+        for category in list(queues):
+            order.append(queues[category].pop(0))
+            if not queues[category]:
+                del queues[category]
+    return order
 
 
 def _error_text(exc: Exception) -> str:
