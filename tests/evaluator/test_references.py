@@ -63,6 +63,27 @@ def _time_when_asked(lock_dir, asked, got):
         got.set()
 
 
+class WaitingTiming:
+    """A timing in another process that asks for the GPU lock exclusively once told to."""
+
+    def __init__(self, lock_dir):
+        self.lock_dir = lock_dir
+        self.asked, self.got = multiprocessing.Event(), multiprocessing.Event()
+        self.process = multiprocessing.Process(target=_time_when_asked, args=(lock_dir, self.asked, self.got))
+        self.process.start()
+
+    def ask(self):
+        """Tells it to ask; returns once it waits for the lock (or has had it)."""
+        self.asked.set()
+        for _ in range(6000):
+            if gpu_lock._writer_waiting(self.lock_dir):
+                break
+            self.got.wait(0.01)
+
+    def state(self) -> str:
+        return "timing done" if self.got.is_set() else "timing waiting"
+
+
 def test_a_timing_waiting_on_a_case_build_goes_between_its_two_reference_runs(tmp_path, suite, monkeypatch):
     """A case whose expected outputs are computed twice (in the task's precision and in float64)
     lets a timing that asked for the GPU during the first run go before the second, instead of
@@ -72,25 +93,19 @@ def test_a_timing_waiting_on_a_case_build_goes_between_its_two_reference_runs(tm
     assert task.contract.needs_hi
     lock_dir = tmp_path / "lock"
     store = ReferenceStore(tmp_path / "work", torch.device("cpu"), lock_dir=lock_dir)
-    asked, got = multiprocessing.Event(), multiprocessing.Event()
-    timing = multiprocessing.Process(target=_time_when_asked, args=(lock_dir, asked, got))
-    timing.start()
+    timing = WaitingTiming(lock_dir)
     seen, real = [], references.run_reference
 
     def run_reference(task, inputs, device):
         if not seen:  # the first run: a timing asks for the GPU meanwhile and waits for this hold
-            asked.set()
-            for _ in range(6000):
-                if gpu_lock._writer_waiting(lock_dir):
-                    break
-                got.wait(0.01)
-        seen.append("timing done" if got.is_set() else "timing waiting")
+            timing.ask()
+        seen.append(timing.state())
         return real(task, inputs, device)
 
     monkeypatch.setattr(references, "run_reference", run_reference)
     (tmp_path / "work").mkdir()
     data = store.get(task, plan(task, on_gpu=False)[0])
-    timing.join(60)
+    timing.process.join(60)
     assert seen == ["timing waiting", "timing done"]
     assert data.expected.hi is not None
 
@@ -105,21 +120,15 @@ def test_on_a_gpu_a_timing_waiting_on_a_standard_case_goes_before_its_reference_
     gelu = suite["Activation/gelu"]
     lock_dir = tmp_path / "lock"
     store = ReferenceStore(tmp_path / "work", torch.device("cuda"), lock_dir=lock_dir)
-    asked, got = multiprocessing.Event(), multiprocessing.Event()
-    timing = multiprocessing.Process(target=_time_when_asked, args=(lock_dir, asked, got))
-    timing.start()
+    timing = WaitingTiming(lock_dir)
     seen, real = [], references.run_reference
 
     def make_inputs(*args):
-        asked.set()
-        for _ in range(6000):
-            if gpu_lock._writer_waiting(lock_dir):
-                break
-            got.wait(0.01)
+        timing.ask()
         return gelu.make_inputs(*args)
 
     def run_reference(task, inputs, device):
-        seen.append("timing done" if got.is_set() else "timing waiting")
+        seen.append(timing.state())
         return real(task, inputs, device)
 
     task = dataclasses.replace(gelu, make_inputs=make_inputs)
@@ -128,5 +137,5 @@ def test_on_a_gpu_a_timing_waiting_on_a_standard_case_goes_before_its_reference_
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(references, "run_reference", run_reference)
         store.get(task, standard)
-    timing.join(60)
+    timing.process.join(60)
     assert seen[0] == "timing done", seen
