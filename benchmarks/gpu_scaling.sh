@@ -11,7 +11,8 @@
 # when every 25th result came, the longest wait between two, the disks' writes (storage-WORD.tsv,
 # benchmarks/storage_timeline.py), and per GPU from the lock log (locks-WORD.jsonl) how long its lock
 # was held exclusively and how long a timing was waiting for it or holding it, and what the waits
-# were for).
+# were for, and from the process log (processes-WORD.jsonl) each evaluator's most GPU memory
+# allocated and what it held then).
 # Further parts: `waits` (benchmarks/sync_waits.py: the CPU cost of spinning in CUDA's waits),
 # `contexts` (benchmarks/cuda_contexts.py: CUDA contexts made alone and 16 at once) and `where`
 # (py-spy, from the carried wheels, samples every process of a run of WHERE_EXECUTOR, default
@@ -36,9 +37,9 @@ for part in ${PARTS:-scaling references}; do
         python3 benchmarks/storage_timeline.py --folder /tmp/agentloop-references-cold > "$out/storage-$name.tsv" &
         sampler=$!
         start=$(date +%s.%N)
-        rm -f "$out/locks-$name.jsonl"
+        rm -f "$out/locks-$name.jsonl" "$out/processes-$name.jsonl"
         CUDA_VISIBLE_DEVICES=$visible AGENTLOOP_CACHE_DIR=/tmp/agentloop-references-cold \
-          AGENTLOOP_LOCK_LOG="$out/locks-$name.jsonl" \
+          AGENTLOOP_LOCK_LOG="$out/locks-$name.jsonl" AGENTLOOP_PROCESS_LOG="$out/processes-$name.jsonl" \
           ${REFERENCES_LIMIT:+timeout $REFERENCES_LIMIT} \
           python3 -m agentloop eval --references --json > "$out/references-$name.json" \
           2> >(while IFS= read -r line; do echo "${EPOCHREALTIME/,/.} $line"; done > "$out/references-$name.log")
@@ -47,7 +48,7 @@ for part in ${PARTS:-scaling references}; do
         kill $sampler; wait $sampler
         echo "eval --references on GPUs $visible, cold: $(python3 -c "import time; print(round(time.time() - $start, 1))") s, exit $status"
         python3 - "$out/references-$name.json" "$out/references-$name.log" "$start" "$out/storage-$name.tsv" \
-          "$out/locks-$name.jsonl" <<'PY'
+          "$out/locks-$name.jsonl" "$out/processes-$name.jsonl" <<'PY'
 import collections, csv, json, re, sys, time
 from pathlib import Path
 from evaluator.loader import import_path
@@ -81,6 +82,15 @@ for what, spans in sorted(by_what.items()):
     print(f"  exclusive {what!r}: {len(spans)} holds, {sum(spans):.1f} s, longest {max(spans):.2f} s")
 for (kind, what), n, seconds in bench.drain_waits(holds, {})[:5]:
     print(f"  exclusive holds waited {seconds:.1f} s ({n} waits) for the last {what!r} hold in their way")
+logged = [json.loads(line) for line in open(sys.argv[6])] if Path(sys.argv[6]).exists() else []
+peaks = {}
+for sample in (p for p in logged if p.get("stage") == "evaluator gpu memory"):
+    if sample["allocated_mib"] >= peaks.get(sample["pid"], {"allocated_mib": -1})["allocated_mib"]:
+        peaks[sample["pid"]] = sample
+for pid, peak in sorted(peaks.items()):
+    print(f"  evaluator {pid}: most GPU memory allocated when sampled {peak['allocated_mib']} MiB (reserved "
+          f"{peak['reserved_mib']}, expected outputs kept {peak['expected_outputs_kept_mib']}, "
+          f"{peak['in_flight']} evaluations in flight); torch's own peak {peak['peak_allocated_mib']} MiB")
 PY
       done ;;
     waits)

@@ -21,8 +21,8 @@ from typing import Callable, Iterator
 
 import torch
 
-from evaluator import (baseline, baseline_server, calibration, compile_scout, gpu_lock, gpu_node, interpreter_probe,
-                       isolation, memcheck, memory_gate, probes)
+from evaluator import (baseline, baseline_server, calibration, compile_scout, gpu_lock, gpu_memory_log, gpu_node,
+                       interpreter_probe, isolation, memcheck, memory_gate, probes)
 from evaluator.environment import environment
 from evaluator.fork_server import ForkServer, secret_values
 from evaluator.integrity import ProjectIntegrity
@@ -136,6 +136,8 @@ class Evaluator:
         self.tampered: list[str] = []
         self._isolation_warned = False
         self._use_disk_cache(confinement_now(self.server, self.limits))
+        self.memory_log = (gpu_memory_log.GpuMemoryLog(self._gpu_bytes_held, lambda: self._in_flight)
+                           if self.on_gpu else None)
 
     def _make_folders(self) -> None:
         """The folder of built inputs candidates read, and on a GPU the folder of its shared locks."""
@@ -160,7 +162,13 @@ class Evaluator:
         if self.on_gpu and self.config.timing:
             self._calibrator.start()
 
+    def _gpu_bytes_held(self) -> dict[str, int]:
+        """For the memory log: torch's bytes on this GPU, and of them the expected outputs kept there."""
+        return {**gpu_memory_log.torch_bytes(self.device), "expected_outputs_kept": self.references.device_bytes()}
+
     def close(self) -> None:
+        if self.memory_log is not None:
+            self.memory_log.close()
         if self._calibrator.is_alive():
             self._calibrator.join()
         self.baseline_server.close()
