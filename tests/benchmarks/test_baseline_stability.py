@@ -1,0 +1,42 @@
+"""The slow references' baseline stability benchmark (benchmarks/baseline_stability.py): what a floor
+of k timed calls would have given, from each measurement's first k calls."""
+
+import dataclasses
+import statistics
+
+import pytest
+import torch
+
+from benchmarks import baseline_stability
+
+
+def test_the_spread_for_each_floor_comes_from_each_measurements_first_calls():
+    measurements = [[10.0, 11.0, 12.0, 13.0, 14.0], [10.0, 10.0, 10.0, 10.0, 20.0, 9.0], [12.0] * 5]
+    row = baseline_stability.summarize("T", measurements, [1.0, 2.0, 3.0])
+    assert sorted(row["cv_by_floor"]) == [1, 2, 3, 4, 5] and row["calls"] == [5, 6, 5]
+    assert row["cv_by_floor"][1] == pytest.approx(baseline_stability.cv([10.0, 10.0, 12.0]))
+    assert row["cv_by_floor"][5] == pytest.approx(baseline_stability.cv([12.0, 10.0, 12.0]))
+    assert row["cv_all"] == pytest.approx(baseline_stability.cv([12.0, 10.0, 12.0]))
+    assert row["median_ms"] == statistics.median([x for m in measurements for x in m])
+    assert "| T | 12.0 | 5-6 | 2.0 |" in baseline_stability.table([row])
+
+
+def test_a_task_is_timed_as_the_baseline_process_times_it(suite, monkeypatch):
+    """On the CPU, with stand-ins for the GPU's events (each call reads 1 ms) and small inputs."""
+    from evaluator import timing
+    from evaluator.sandboxed import candidate_process
+
+    class Event:
+        def __init__(self, **_):
+            pass
+    for name, value in {"_Event": Event, "_record": lambda e: None, "_elapsed": lambda a, b: 1.0,
+                        "_synchronize": lambda: None, "_spin": None}.items():
+        monkeypatch.setattr(timing, name, value)
+    monkeypatch.setattr(candidate_process, "_l2_flush_bytes", lambda device: 1 << 16)
+    gelu = suite["Activation/gelu"]
+    small = dataclasses.replace(gelu, make_inputs=lambda seed, size, mode, dtype: gelu.make_inputs(seed, "small",
+                                                                                                  mode, dtype))
+    row = baseline_stability.measure_task(small, repeats=2, device=torch.device("cpu"))
+    assert row["task"] == "Activation/gelu" and len(row["seconds"]) == 2 and row["median_ms"] == 1.0
+    assert row["calls"] == [timing.TimingPolicy().min_reps] * 2  # a fast, steady call: the policy's minimum
+    assert row["cv_all"] == 0.0 and max(row["cv_by_floor"]) == min(row["calls"])
