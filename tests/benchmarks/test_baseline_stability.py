@@ -24,15 +24,9 @@ def test_the_spread_for_each_floor_comes_from_each_measurements_first_calls():
 def test_a_task_is_timed_as_the_baseline_process_times_it(suite, monkeypatch):
     """On the CPU, with stand-ins for the GPU's events (each call reads 1 ms) and small inputs."""
     from evaluator import timing
-    from evaluator.sandboxed import candidate_process
+    from tests.evaluator.gpu_stand_ins import steady_events
 
-    class Event:
-        def __init__(self, **_):
-            pass
-    for name, value in {"_Event": Event, "_record": lambda e: None, "_elapsed": lambda a, b: 1.0,
-                        "_synchronize": lambda: None, "_spin": None}.items():
-        monkeypatch.setattr(timing, name, value)
-    monkeypatch.setattr(candidate_process, "_l2_flush_bytes", lambda device: 1 << 16)
+    steady_events(monkeypatch, ms=1.0)
     gelu = suite["Activation/gelu"]
     small = dataclasses.replace(gelu, make_inputs=lambda seed, size, mode, dtype: gelu.make_inputs(seed, "small",
                                                                                                   mode, dtype))

@@ -35,17 +35,11 @@ def test_timed_outputs_are_freed_at_once_not_left_to_the_garbage_collector(suite
 
     import torch
 
-    from evaluator import timing
     from evaluator.sandboxed import candidate_process as worker
     from evaluator.timing import TimingPolicy
+    from tests.evaluator.gpu_stand_ins import steady_events
 
-    class Event:
-        def __init__(self, **_):
-            pass
-    for name, value in {"_Event": Event, "_record": lambda e: None, "_elapsed": lambda a, b: 1.0,
-                        "_synchronize": lambda: None, "_spin": None}.items():
-        monkeypatch.setattr(timing, name, value)
-    monkeypatch.setattr(worker, "_l2_flush_bytes", lambda device: 1 << 16)
+    steady_events(monkeypatch)
     task = suite["Random/rand"]
     sets = [task.make_inputs(seed, "small", "standard", torch.float32) for seed in (0, 2)]
     sets = [worker.on_device(s, torch.device("cpu")) for s in sets]
