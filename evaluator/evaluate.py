@@ -196,14 +196,14 @@ class Evaluator:
         return result
 
     def _evaluate_sharing_memory(self, task: Task, source: str) -> EvalResult | None:
-        """None where the evaluator's own GPU work (a reference built, a case judged) ran out of
-        memory beside the other evaluations: it is evaluated again alone."""
+        """None where the evaluator's own GPU work for it (building its references; judging falls back
+        to the host) ran out of memory beside the other evaluations: it is evaluated again alone."""
         try:
             return self._evaluate_on_a_working_device(task, source)
         except torch.OutOfMemoryError as exc:
             log.warning("%s: the evaluator ran out of GPU memory beside other evaluations (%s); evaluating "
                         "it again alone", task.id, str(exc).splitlines()[0][:200])
-            memory_gate.release_cached(self.device)
+            memory_gate.trim_cached(self.device, slack_bytes=0)
             return None
 
     def _evaluate_on_a_working_device(self, task: Task, source: str) -> EvalResult:

@@ -1,6 +1,6 @@
 """For benchmarks (AGENTLOOP_PROCESS_LOG): what the evaluator process holds on its GPU, sampled twice
-a second and at the end: torch's allocated and reserved bytes, and of them the expected outputs
-kept there and the timed outputs kept for comparison, with the evaluations in flight. An 80 GB GPU
+a second and at the end: torch's allocated, reserved and peak bytes, and of them the expected
+outputs kept there, with the evaluations in flight. An 80 GB GPU
 ran out of memory in the evaluator's own work with 56 GiB allocated there; this says by what."""
 
 from __future__ import annotations

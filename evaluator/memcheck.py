@@ -29,7 +29,7 @@ from typing import Callable
 from evaluator import protocol
 from evaluator.cases import Case
 from evaluator.fork_server import ExitInfo, ForkServer
-from evaluator.sandbox import ChildGone, DeviceUnavailable, Limits, Reach, Sandbox, read_tail
+from evaluator.sandbox import ChildGone, DeviceReadiness, DeviceUnavailable, Limits, Reach, Sandbox, read_tail
 from evaluator.task import Task
 
 ERROR_EXIT = 86  # compute-sanitizer's exit status when it found an error
@@ -175,7 +175,7 @@ class MemcheckRun:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._result: tuple[str | None, int | None] = (None, None)
-        self._device_ready = False
+        self._device = DeviceReadiness("the memory check's process could not set up its device")
         self._unavailable: DeviceUnavailable | None = None  # the device failed before candidate code ran
 
     def check(self, cases: list[tuple[int, Path, str]]) -> Outcome:
@@ -235,20 +235,13 @@ class MemcheckRun:
             if ended and done >= self.described.keys():
                 return None
             message = self.box.recv(timeout=self.POLL_SECONDS)
-            failure = None if message is None else self._take(protocol.parse_event(message), done)
+            if message is None:
+                continue
+            event = protocol.parse_event(message)
+            failure = None if self._device.take(event) else _failure_in(event, self.described, done)
             if failure is not None:
                 return failure
         return None
-
-    def _take(self, message: object, done: set[int]) -> tuple[str, int | None] | None:
-        """A failure the message reports (why, on which case), else None. A device failure said
-        before the device was ready (no candidate code had run) is the machine's: raised."""
-        if isinstance(message, protocol.DeviceReady):
-            self._device_ready = True
-            return None
-        if isinstance(message, protocol.Failed) and message.phase == "device" and not self._device_ready:
-            raise DeviceUnavailable(f"the memory check's process could not set up its device: {message.reason}")
-        return _failure_in(message, self.described, done)
 
     def _send_end(self, extra: list[tuple[int, Path, str]]) -> None:
         for index, inputs, text in extra:

@@ -1,9 +1,9 @@
 """Evaluations in one evaluator share the GPU's memory. A candidate (or its eager baseline) that
 ran out of GPU memory while others held theirs is evaluated once more alone: the gate lets that
 retry in only when every other evaluation has left, and holds new ones back until it is done.
-A kernel that runs out of memory alone too gets its verdict. So does an evaluation whose
-evaluator-side GPU work (building a reference, judging) ran out: alone again, it either fits or
-raises the evaluator's error."""
+A kernel that runs out of memory alone too gets its verdict. An evaluation whose references the
+evaluator ran out of GPU memory building is done alone again too: then it either fits or raises
+the evaluator's error."""
 
 from __future__ import annotations
 
@@ -18,19 +18,13 @@ from evaluator.result import EvalResult
 CACHED_SLACK_BYTES = 4 << 30
 
 
-def trim_cached(device: torch.device) -> None:
+def trim_cached(device: torch.device, slack_bytes: int = CACHED_SLACK_BYTES) -> None:
     """Gives the GPU memory torch keeps cached in this process back to the driver once more than
-    CACHED_SLACK_BYTES of it sits unused. Emptying the cache after every large judgement made each
+    `slack_bytes` of it sits unused. Emptying the cache after every large judgement made each
     one allocate its temporaries anew, and each cudaFree waits for all of the process's GPU work."""
     if device.type != "cuda":
         return
-    if torch.cuda.memory_reserved(device) - torch.cuda.memory_allocated(device) > CACHED_SLACK_BYTES:
-        torch.cuda.empty_cache()
-
-
-def release_cached(device: torch.device) -> None:
-    """Every unused block torch keeps cached in this process, given back to the driver."""
-    if device.type == "cuda":
+    if torch.cuda.memory_reserved(device) - torch.cuda.memory_allocated(device) > slack_bytes:
         torch.cuda.empty_cache()
 
 

@@ -173,6 +173,25 @@ class DeviceUnavailable(RuntimeError):
     machine's failure, never the candidate's verdict."""
 
 
+class DeviceReadiness:
+    """Of a confined process's messages, tells a device failure said before its `device_ready`
+    (sent before the candidate's module runs: the machine's, raised as DeviceUnavailable) from
+    one said after it (the candidate's, left to the caller's verdict)."""
+
+    def __init__(self, failing: str):
+        self.failing = failing  # the error's words before the process's reason
+        self.ready = False
+
+    def take(self, message: object) -> bool:
+        """True where the message was the device's `device_ready`; raises for a failure before it."""
+        if isinstance(message, protocol.DeviceReady):
+            self.ready = True
+            return True
+        if isinstance(message, protocol.Failed) and message.phase == "device" and not self.ready:
+            raise DeviceUnavailable(f"{self.failing}: {message.reason}")
+        return False
+
+
 @dataclass
 class Limits:
     """`step_seconds`: the longest the child may go without reporting progress (one call, the

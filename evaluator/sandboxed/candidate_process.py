@@ -64,24 +64,14 @@ class CandidateProcess:
         try:
             # Creating the GPU context and running the module may launch work: not during a timing.
             with gpu_lock.shared(self.job.lock_dir, "start"):
-                if not self.device_ready():
+                if not device_set_up(lambda: use_device(self.device, self.job.gpu_memory_fraction), self.channel,
+                                     lambda exc: self.fail("device", exc, verdict="RUNTIME_FAIL")):
                     return False
                 self.entry = import_candidate(self.candidate_path, self.job, self.device)
         except BaseException as exc:  # noqa: BLE001 - any failure of untrusted code is a verdict
             self.fail("import", exc, verdict="COMPILE_FAIL" if not isinstance(exc, SystemExit) else "RUNTIME_FAIL")
             return False
         self.channel.send(protocol.encode(protocol.Imported(memory_check=memory_check)))
-        return True
-
-    def device_ready(self) -> bool:
-        """The device set up before any candidate code runs: a failure here is the machine's, and is
-        said as such; success is said before the module is imported."""
-        try:
-            use_device(self.device, self.job.gpu_memory_fraction)
-        except BaseException as exc:  # noqa: BLE001 - no candidate code has run in this process yet
-            self.fail("device", exc, verdict="RUNTIME_FAIL")
-            return False
-        self.channel.send(protocol.encode(protocol.DeviceReady()))
         return True
 
     def sync(self) -> None:
@@ -186,6 +176,18 @@ def to_host(value: Any) -> Any:
         large = t.layout == torch.strided and t.numel() * t.element_size() >= PINNED_MIN_BYTES
         return pinned_copy(t) if t.device.type == "cuda" and large else t.to(HOST)
     return map_tensors(value, copy)
+
+
+def device_set_up(set_up: Callable[[], None], channel: Channel, fail: Callable[[BaseException], None]) -> bool:
+    """`set_up()`, the process's device, before any candidate code runs: a failure here is the
+    machine's, said through `fail`; success is said (`device_ready`) before the module is imported."""
+    try:
+        set_up()
+    except BaseException as exc:  # noqa: BLE001 - no candidate code has run in this process yet
+        fail(exc)
+        return False
+    channel.send(protocol.encode(protocol.DeviceReady()))
+    return True
 
 
 def use_device(device: torch.device, memory_fraction: float | None) -> None:

@@ -11,13 +11,12 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import Callable
 
 import torch
 
 from evaluator import gpu_lock, gpu_node, protocol, triton_cache, wire
 from evaluator.compile_markers import CompileMarkers
-from evaluator.sandboxed.candidate_process import import_candidate
+from evaluator.sandboxed.candidate_process import device_set_up, import_candidate
 from evaluator.sandboxed.channel import Channel
 from evaluator.sandboxed.failures import classify, describe_failure, trimmed_traceback
 from evaluator.sandboxed.guards import LaunchRecorder
@@ -49,7 +48,7 @@ def main(scratch: str) -> None:
     try:
         # Compute Sanitizer sets itself up on the GPU with the context: not during another's timing.
         with gpu_lock.shared(lock_dir, "memcheck start"):
-            if not device_ready(device, channel, fail):
+            if not device_set_up(lambda: _use_device(device), channel, lambda exc: fail("device", exc)):
                 return
             entry = import_candidate(path, job, device)
     except BaseException as exc:  # noqa: BLE001 - untrusted code
@@ -70,18 +69,11 @@ def main(scratch: str) -> None:
     os._exit(0)
 
 
-def device_ready(device: torch.device, channel: Channel, fail: Callable[[str, BaseException], None]) -> bool:
-    """The device set up (under Compute Sanitizer, its context too) before any candidate code runs:
-    a failure here is the machine's and is said as such; success is said before the module runs."""
-    try:
-        if device.type == "cuda":
-            torch.cuda.set_device(device)
-            torch.cuda.init()
-    except BaseException as exc:  # noqa: BLE001 - no candidate code has run in this process yet
-        fail("device", exc)
-        return False
-    channel.send(protocol.encode(protocol.DeviceReady()))
-    return True
+def _use_device(device: torch.device) -> None:
+    """The device and its context (under Compute Sanitizer, the sanitizer's set-up on it too)."""
+    if device.type == "cuda":
+        torch.cuda.set_device(device)
+        torch.cuda.init()
 
 
 def run_case(entry, inputs_file: str, device: torch.device, recorder: LaunchRecorder) -> None:

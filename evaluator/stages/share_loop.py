@@ -14,7 +14,7 @@ from evaluator.case_partition import EarliestFailure, Share
 from evaluator.cases import Case, describe_case
 from evaluator.contracts import Statistical
 from evaluator.result import CaseResult, Verdict
-from evaluator.sandbox import DeviceUnavailable, Sandbox
+from evaluator.sandbox import DeviceReadiness, Sandbox
 from evaluator.stage_failed import StageFailed
 from evaluator.task import Task
 from evaluator.stages.context import Evaluation
@@ -31,7 +31,8 @@ class _ShareRun:
         self.ev, self.box, self.share, self.earliest = ev, box, share, earliest
         self.task, self.feed = ev.task, ev.feed
         self.sent = self.calls = 0
-        self.imported = self.device_ready = False
+        self.imported = False
+        self.device = DeviceReadiness(f"{ev.scorer.device} could not be set up in a confined process")
         self.began = time.perf_counter()
 
     def run(self) -> None:
@@ -54,17 +55,14 @@ class _ShareRun:
 
     def _take(self, message: Any) -> bool:
         """Acts on one message; True once the share's cases are all done."""
-        if isinstance(message, protocol.DeviceReady):
-            self.device_ready = True
-        elif isinstance(message, protocol.Imported):
+        if self.device.take(message):
+            return False
+        if isinstance(message, protocol.Imported):
             self.imported = True
             self.share.memory_check = message.memory_check
             event_log.case_event(self.task.id, "imported")
             self.share.import_seconds = time.perf_counter() - self.began
         elif isinstance(message, protocol.Failed):
-            if message.phase == "device" and not self.device_ready:  # before any candidate code ran
-                raise DeviceUnavailable(f"{self.ev.scorer.device} could not be set up in a confined process: "
-                                        f"{message.reason}")
             raise child_failed(message, self.feed.cases, self.share.members[:self.sent])
         elif isinstance(message, protocol.CallDone):
             self.calls += 1
