@@ -246,14 +246,16 @@ def resolve_entry(module, entry: str, model_init: str | None = None, device: tor
 def time_function(fn: Callable, sets: list[Inputs], mutates: tuple[int, ...], recorder: LaunchRecorder | None,
                   extra_allowed: frozenset[str], policy: TimingPolicy,
                   device: torch.device, keep_outputs: bool = True, probes: list[Inputs] = (),
-                  denied: frozenset[str] = frozenset()) -> dict[str, Any]:
+                  denied: frozenset[str] = frozenset(), returns_checked: bool = True) -> dict[str, Any]:
     """Time `fn` rotating through input sets copied into fixed working buffers, then once on each
     of `probes` (inputs never seen before, same configuration) in the same buffers.
 
     The judged outputs of the last repetition of each set come back under "kept" (by set index,
     the probes' after the sets'), for the evaluator to check, so a kernel that replays or caches
     results across timed calls is caught; "probe_ms" times the probe calls, which nothing can have
-    cached, for the evaluator to compare with the rotation's median.
+    cached, for the evaluator to compare with the rotation's median. What `fn` returns must be plain
+    (wire.require_plain) unless `returns_checked` is off, for trusted code alone: a reference may return
+    torch.linalg's named tuples.
     """
     work = clone_inputs(sets[0])
     flush = torch.empty(_l2_flush_bytes(device), dtype=torch.uint8, device=device)
@@ -261,6 +263,7 @@ def time_function(fn: Callable, sets: list[Inputs], mutates: tuple[int, ...], re
     kept: dict[int, Any] = {}
     calls_without_launch = 0
     violations: list[str] = []
+    check = wire.require_plain if returns_checked else (lambda value: None)
 
     def prepare(k: int) -> None:
         prepare_probe(sets[k])
@@ -277,11 +280,11 @@ def time_function(fn: Callable, sets: list[Inputs], mutates: tuple[int, ...], re
             guard = TorchGuard(recorder, extra_allowed, run=None, denied=denied)
             with guard:
                 returned["value"] = fn(*work.args, **work.kwargs)
-                wire.require_plain(returned["value"])
+                check(returned["value"])
             violations.extend(v for v in guard.violations if v not in violations)
         else:
             returned["value"] = fn(*work.args, **work.kwargs)
-            wire.require_plain(returned["value"])
+            check(returned["value"])
         if recorder is not None and recorder.launches == before:
             calls_without_launch += 1
 

@@ -179,3 +179,23 @@ def test_the_baseline_process_answers_a_request_it_cannot_prepare_in_the_protoco
     assert baseline_process.measure_batch(child, [request], torch.device("cpu"), None)
     (reply,) = [protocol.parse_event(m) for m in child.sent]
     assert isinstance(reply, protocol.BaselineFailed) and reply.id == 7 and "missing.py" in reply.reason
+
+
+def test_the_baseline_process_times_a_reference_that_returns_a_named_tuple(suite, monkeypatch):
+    """torch.linalg.qr, eig, lu and svd return named tuples (tuple subclasses), which a candidate may
+    not return; the reference is trusted, and its baseline failed (no speedup for 4 tasks) while the
+    candidates' rule applied to it. The GPU's events are replaced by stand-ins."""
+    from evaluator.cases import timing_cases
+    from evaluator.sandboxed import baseline_process
+    from evaluator.task import on_device
+    from tests.evaluator.gpu_stand_ins import steady_events
+
+    steady_events(monkeypatch)
+    task = suite["LinearAlgebra/qr"]
+    case = timing_cases(task)[0]
+    inputs = on_device(task.make_inputs(case.seed, "small", case.mode, case.dtype), torch.device("cpu"))
+    assert type(task.reference(*inputs.args, **inputs.kwargs)) is not tuple
+    job = baseline_process.Job({"id": 1}, mutates=tuple(task.mutates), sets=[inputs],
+                               functions={"eager": task.reference})
+    assert baseline_process._attempt(job, lambda: baseline_process._time(job, "eager", torch.device("cpu")))
+    assert job.failure is None and len(job.samples["eager"]) >= 5
