@@ -25,6 +25,11 @@ except (ImportError, AttributeError):  # pragma: no cover - torch is a dependenc
     _Event = _record = _elapsed = _synchronize = _spin = None
 
 
+# However slow the call (torch routines that loop over a batch with a host sync per matrix take
+# seconds), this many repetitions are timed, and one guarded; the cap on time applies above them.
+MIN_REPS_FLOOR = 5  # a policy's default floor
+
+
 @dataclass(frozen=True)
 class TimingPolicy:
     warmup_calls: int = 3
@@ -37,11 +42,9 @@ class TimingPolicy:
     # when no foreign-stream launch was seen (the margin absorbs host wake-up latency under load).
     side_stream_margin_ms: float = 0.5
     side_stream_ratio: float = 3.0
+    min_reps_floor: int = MIN_REPS_FLOOR
 
 
-# However slow the call (torch routines that loop over a batch with a host sync per matrix take
-# seconds), this many repetitions are timed, and one guarded; the cap on time applies above them.
-MIN_REPS_FLOOR = 5
 # The GPU spins ahead of each call for at most this long: a call whose host side takes longer is
 # host-bound, and spinning 1.5x its host time would only double the timing's wall time.
 MAX_SPIN_MS = 20.0
@@ -174,7 +177,7 @@ def _spin_cycles(host_ms: float) -> int:
 
 def _min_reps(policy: TimingPolicy, rep_ms: float) -> int:
     """As many repetitions as fit the time cap, between the floor and the policy's minimum."""
-    return max(MIN_REPS_FLOOR, min(policy.min_reps, int(policy.max_seconds * 1e3 / max(rep_ms, 1e-3))))
+    return max(policy.min_reps_floor, min(policy.min_reps, int(policy.max_seconds * 1e3 / max(rep_ms, 1e-3))))
 
 
 def _is_guarded(policy: TimingPolicy, rep: int) -> bool:

@@ -26,6 +26,9 @@ from evaluator.task import Inputs, on_device
 from evaluator.timing import TimingPolicy
 
 WARM_UP_CALLS = 2  # each reference's, before its exclusive hold
+# Timed calls of a reference however slow its call: the spread between whole measurements of the
+# slowest references (0.3-2 s a call) was no larger with 3 calls than with 5 (benchmarks/RESULTS.md).
+BASELINE_FLOOR = 3
 FAULT_ELSEWHERE = "not measured: another task's baseline in the same batch left the GPU unusable (a CUDA fault)"
 
 
@@ -132,10 +135,11 @@ def _warm_up(job: Job, label: str, device: torch.device) -> None:
 def baseline_policy(requested: dict[str, Any]) -> TimingPolicy:
     """The evaluator's policy, for a reference under the exclusive hold that makes every other GPU
     user wait: no guarded repetitions (they look for a candidate's host-side torch work and are left
-    out of the statistics: here they would be calls timed and thrown away), and the warm-up calls
-    made before the hold counted against the policy's."""
+    out of the statistics: here they would be calls timed and thrown away), the warm-up calls made
+    before the hold counted against the policy's, and a call of seconds timed BASELINE_FLOOR times."""
     policy = TimingPolicy(**requested)
-    return dataclasses.replace(policy, guard_every=0, warmup_calls=max(1, policy.warmup_calls - WARM_UP_CALLS))
+    return dataclasses.replace(policy, guard_every=0, warmup_calls=max(1, policy.warmup_calls - WARM_UP_CALLS),
+                               min_reps_floor=min(policy.min_reps_floor, BASELINE_FLOOR))
 
 
 def _time(job: Job, label: str, device: torch.device) -> None:
