@@ -1,8 +1,12 @@
 """Readers-writer lock over a GPU, across processes: timing holds it exclusively, every other
 GPU user (correctness calls, reference computation) holds it shared.
 
-Two flock files: a turnstile that a waiting writer holds, so new readers queue behind it instead
-of starving it, and the lock itself. A `None` directory means no GPU: the lock is a no-op.
+Three flock files: the writers' board, held shared by every writer from asking to letting go; a
+turnstile that a waiting writer holds, so that a reader already past the board queues behind it
+instead of starving it; and the lock itself. A reader first waits for the board to be empty, so
+writers that ask while another holds the lock or waits for it go one after another, and the GPU
+drains its shared holders once for them all rather than once each. A `None` directory means no GPU:
+the lock is a no-op.
 
 A sandboxed child calls `report_waits` so that the evaluator hears when it blocks on the lock:
 time spent waiting for another candidate's timing is not the child's own time.
@@ -90,17 +94,32 @@ def prepare(lock_dir: str | Path) -> None:
         os.close(os.open(path, os.O_RDONLY | os.O_CREAT, 0o644))
 
 
-def _paths(lock_dir: str | Path) -> tuple[Path, Path]:
+def _paths(lock_dir: str | Path) -> tuple[Path, Path, Path]:
     d = Path(lock_dir)
     d.mkdir(parents=True, exist_ok=True)
-    return d / "turnstile.lock", d / "gpu.lock"
+    return d / "writers.lock", d / "turnstile.lock", d / "gpu.lock"
 
 
 def _enter(lock_dir: str | Path, fd: int, mode: int) -> None:
-    """Through the turnstile (behind any writer already waiting), then the lock itself."""
-    turnstile, _ = _paths(lock_dir)
+    """A reader once no writer is on the board; then through the turnstile (behind any writer
+    already waiting), then the lock itself."""
+    writers, turnstile, _ = _paths(lock_dir)
+    if mode == fcntl.LOCK_SH:
+        with _flock(writers, fcntl.LOCK_EX):
+            pass
     with _flock(turnstile, fcntl.LOCK_EX):
         _lock(fd, mode)
+
+
+def _on_board(lock_dir: str | Path) -> int:
+    """A writer's place on the board, held until the descriptor returned is closed."""
+    fd = os.open(_paths(lock_dir)[0], os.O_RDONLY | os.O_CREAT, 0o644)
+    try:
+        _lock(fd, fcntl.LOCK_SH)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
 
 
 @contextlib.contextmanager
@@ -109,11 +128,13 @@ def _hold(lock_dir: str | Path | None, mode: int, what: str, yielding: bool = Fa
         yield _Hold(lock_dir, -1, mode, what, time.time())
         return
     asked = time.time()
-    fd = os.open(_paths(lock_dir)[1], os.O_RDONLY | os.O_CREAT, 0o644)
+    board = _on_board(lock_dir) if mode == fcntl.LOCK_EX else None
+    fd = os.open(_paths(lock_dir)[2], os.O_RDONLY | os.O_CREAT, 0o644)
     try:
         _enter(lock_dir, fd, mode)
     except BaseException:
         os.close(fd)
+        _close(board)
         raise
     hold = _Hold(lock_dir, fd, mode, what, asked, got=time.time())
     stack = _yielding_holds()
@@ -126,7 +147,13 @@ def _hold(lock_dir: str | Path | None, mode: int, what: str, yielding: bool = Fa
             stack.remove(hold)
         fcntl.flock(fd, fcntl.LOCK_UN)
         os.close(fd)
+        _close(board)
         hold.log()
+
+
+def _close(fd: int | None) -> None:
+    if fd is not None:
+        os.close(fd)  # closing the descriptor lets go of a lock taken through it
 
 
 def _yielding_holds() -> list[_Hold]:
@@ -136,7 +163,7 @@ def _yielding_holds() -> list[_Hold]:
 
 
 def _writer_waiting(lock_dir: str | Path) -> bool:
-    """Someone is in the turnstile: a writer waiting for the lock (or a reader passing through)."""
+    """A writer is on the board (or a reader is looking at it that instant)."""
     fd = os.open(_paths(lock_dir)[0], os.O_RDONLY | os.O_CREAT, 0o644)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -187,7 +214,7 @@ def shared_until_exit(lock_dir: str | Path | None) -> None:
     the OS lets go only once the process is gone (after whatever its exit does on the GPU)."""
     if lock_dir is None:
         return
-    fd = os.open(_paths(lock_dir)[1], os.O_RDONLY | os.O_CREAT, 0o644)
+    fd = os.open(_paths(lock_dir)[2], os.O_RDONLY | os.O_CREAT, 0o644)
     _enter(lock_dir, fd, fcntl.LOCK_SH)
 
 

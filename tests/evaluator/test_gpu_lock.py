@@ -138,3 +138,42 @@ def test_without_a_waiting_writer_a_yield_keeps_the_hold(tmp_path, monkeypatch):
     gpu_lock.yield_to_writers()  # no hold: nothing to do
     assert len(log.read_text().splitlines()) == 1
     assert finished == [] and hold.yielded == 0.0, "nothing to finish and no wait where no writer waits"
+
+
+def _hold_exclusive_and_log(lock_dir, asked, order, seconds):
+    asked.set()
+    with gpu_lock.exclusive(lock_dir):
+        order.put("writer")
+        time.sleep(seconds)
+
+
+def _hold_exclusive_until(lock_dir, started, other_asked):
+    with gpu_lock.exclusive(lock_dir):
+        started.set()
+        other_asked.wait(10)
+        time.sleep(0.5)
+
+
+def test_writers_that_ask_while_one_holds_the_lock_go_before_the_readers_waiting(tmp_path):
+    """A reader that asks while a writer holds the lock waits for a second writer that asked after
+    it: the GPU drains its readers once for both writers, not once each (with the turnstile alone,
+    the reader got in between and the second writer waited for it to finish)."""
+    import threading
+
+    gpu_lock.prepare(tmp_path)
+    started, asked = multiprocessing.Event(), multiprocessing.Event()
+    order = multiprocessing.Queue()
+    first = multiprocessing.Process(target=_hold_exclusive_until, args=(tmp_path, started, asked))
+    first.start()
+    assert started.wait(10)
+    second = multiprocessing.Process(target=_hold_exclusive_and_log, args=(tmp_path, asked, order, 0.5))
+
+    def start_second_writer():
+        time.sleep(0.5)  # the reader below is waiting by then
+        second.start()
+    threading.Thread(target=start_second_writer, daemon=True).start()
+    with gpu_lock.shared(tmp_path):
+        order.put("reader")
+    first.join()
+    second.join()
+    assert [order.get(timeout=5), order.get(timeout=5)] == ["writer", "reader"]
