@@ -34,6 +34,7 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import NamedTuple
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 PROJECT = str(Path(__file__).resolve().parents[1])
@@ -296,14 +297,32 @@ def drain_waits(holds: list[dict], kinds: dict[int, str]) -> list[tuple[tuple[st
     return sorted(((key, len(w), sum(w)) for key, w in blamed.items()), key=lambda row: -row[2])
 
 
-def exclusive_by_gpu(holds: list[dict]) -> dict[str, tuple[float, float]]:
-    """Per GPU (the lock log's `gpu` field): the seconds its lock was held exclusively, and the
-    seconds a timing was waiting for it or holding it (new shared holds queued meanwhile)."""
+class ExclusiveUse(NamedTuple):
+    """One GPU's exclusive holds: seconds held; seconds one was waiting or holding (new shared holds
+    queued meanwhile); seconds one waited with none holding (the shared holders draining); how many
+    asked while another was waiting or holding, of how many."""
+
+    held: float
+    pending: float
+    draining: float
+    asked_behind_another: int
+    holds: int
+
+
+def exclusive_by_gpu(holds: list[dict]) -> dict[str, ExclusiveUse]:
+    """Per GPU (the lock log's `gpu` field), the use of its lock's exclusive holds."""
     by_gpu: dict[str, list[dict]] = collections.defaultdict(list)
     for h in holds:
         if h["mode"] == "exclusive":
             by_gpu[h.get("gpu", "-")].append(h)
-    return {gpu: held_and_pending(hs) for gpu, hs in sorted(by_gpu.items())}
+    return {gpu: _exclusive_use(hs) for gpu, hs in sorted(by_gpu.items())}
+
+
+def _exclusive_use(exclusive: list[dict]) -> ExclusiveUse:
+    held, pending = held_and_pending(exclusive)
+    holding = covered_seconds([(h["got"], h["released"]) for h in exclusive])
+    behind = sum(1 for e in exclusive if any(o is not e and o["asked"] <= e["asked"] < o["released"] for o in exclusive))
+    return ExclusiveUse(held, pending, pending - holding, behind, len(exclusive))
 
 
 def held_and_pending(exclusive: list[dict]) -> tuple[float, float]:

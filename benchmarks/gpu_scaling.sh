@@ -71,9 +71,10 @@ for r in results:
 print("  phases per evaluation (s):", {k: round(v / max(1, len(results)), 2) for k, v in sorted(phases.items())})
 holds = [json.loads(line) for line in open(sys.argv[5])] if Path(sys.argv[5]).exists() else []
 wall = max((h["released"] for h in holds), default=float(sys.argv[3])) - float(sys.argv[3])
-for gpu, (held, pending) in bench.exclusive_by_gpu(holds).items():
-    print(f"  {gpu}: held exclusively {held:.1f} s, a timing waiting or holding {pending:.1f} s "
-          f"({pending / max(wall, 1e-9):.0%} of {wall:.1f} s)")
+for gpu, use in bench.exclusive_by_gpu(holds).items():
+    print(f"  {gpu}: held exclusively {use.held:.1f} s, a timing waiting or holding {use.pending:.1f} s "
+          f"({use.pending / max(wall, 1e-9):.0%} of {wall:.1f} s), waiting with none holding {use.draining:.1f} s; "
+          f"{use.asked_behind_another} of {use.holds} exclusive holds asked while another was waiting or holding")
 by_what = collections.defaultdict(list)
 for h in holds:
     if h["mode"] == "exclusive":

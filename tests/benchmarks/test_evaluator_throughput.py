@@ -87,4 +87,9 @@ def test_exclusive_holds_are_summed_per_gpu():
         {"gpu": "gpu-b", "mode": "exclusive", "asked": 0.0, "got": 0.0, "released": 0.5},
         {"gpu": "gpu-b", "mode": "shared", "asked": 0.0, "got": 0.0, "released": 9.0},
     ]
-    assert bench.exclusive_by_gpu(holds) == {"gpu-a": (3.0, 4.0), "gpu-b": (0.5, 0.5)}
+    use = bench.exclusive_by_gpu(holds)
+    assert (use["gpu-a"].held, use["gpu-a"].pending) == (3.0, 4.0)
+    assert (use["gpu-b"].held, use["gpu-b"].pending) == (0.5, 0.5)
+    assert use["gpu-a"].draining == 1.0, "from 0 to 1 the first waited with none holding; the second asked during it"
+    assert (use["gpu-a"].asked_behind_another, use["gpu-a"].holds) == (1, 2)
+    assert (use["gpu-b"].draining, use["gpu-b"].asked_behind_another) == (0.0, 0)
