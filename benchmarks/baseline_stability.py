@@ -1,12 +1,12 @@
 """How many timed calls the eager baseline of a slow reference needs: the references whose one call
 takes a quarter second to seconds hold the GPU exclusively longest of anything in a cold run (each
-timed at least 5 times), and every other GPU user waits meanwhile.
+timed at least BASELINE_FLOOR times), and every other GPU user waits meanwhile.
 
     python benchmarks/baseline_stability.py [--repeats 5] [--tasks id ...] [--json out.json]
 
 For each task, its timing input sets (standard size, primary dtype, its timing seeds) are built on
 the GPU and its PyTorch reference, trusted code, is timed in this process `--repeats` times as the
-baseline process times it (`baseline_policy`: warm-up calls first, then at least 5 timed calls).
+baseline process times it (its warm-up calls, then `baseline_policy`'s timed calls).
 Reported per task: the call's median, the seconds each measurement took, and the CV across the
 measurements of the median of their first k timed calls, for each k up to the fewest any took: what
 a floor of k timed calls would have given.
@@ -47,20 +47,18 @@ def summarize(task_id: str, measurements: list[list[float]], seconds: list[float
 
 def measure_task(task, repeats: int, device) -> dict:
     from evaluator.cases import timing_cases
-    from evaluator.sandboxed.baseline_process import WARM_UP_CALLS, baseline_policy
-    from evaluator.sandboxed.candidate_process import time_function
+    from evaluator.sandboxed.baseline_process import Job, time_reference, warm_up
     from evaluator.task import on_device
 
     sets = [on_device(task.make_inputs(c.seed, c.size, c.mode, c.dtype), device) for c in timing_cases(task)]
     measurements, seconds = [], []
     for _ in range(repeats):
+        job = Job({"id": 0}, mutates=tuple(task.mutates), sets=sets, functions={"eager": task.reference})
         began = time.perf_counter()
-        for _ in range(WARM_UP_CALLS):  # as the baseline process warms a reference up before its hold
-            task.reference(*sets[0].args, **sets[0].kwargs)
-        timed = time_function(task.reference, sets, task.mutates, None, frozenset(), baseline_policy({}), device,
-                              keep_outputs=False, returns_checked=False)
+        warm_up(job, "eager")  # as the baseline process warms a reference up before its hold
+        time_reference(job, "eager", device)
         seconds.append(time.perf_counter() - began)
-        measurements.append(list(timed["samples_ms"]))
+        measurements.append(list(job.samples["eager"]))
     return summarize(task.id, measurements, seconds)
 
 

@@ -83,6 +83,15 @@ def median_is_stable(samples_ms: list[float], target_rel_se: float) -> bool:
     return 1.2533 * sigma / (n ** 0.5) / med <= target_rel_se
 
 
+@dataclass(frozen=True)
+class WarmUp:
+    """What warm-up calls found (ms): the longest host time of one call, and the time of the last
+    whole call, the GPU finishing it."""
+
+    host_ms: float
+    rep_ms: float
+
+
 @dataclass
 class Measurement:
     events_ms: list[float]
@@ -106,7 +115,7 @@ def _spin_cycles_per_ms() -> float:
     return 1_000_000 / max(_elapsed(start, end), 1e-3)
 
 
-def _warm_up(call, prepare, n_sets: int, policy: TimingPolicy, after) -> tuple[float, float]:
+def warm_up(call, prepare, n_sets: int, policy: TimingPolicy, after=None) -> WarmUp:
     """Warm-up calls: the longest host time of one call (launching it), and the time of the last
     whole repetition (restoring inputs, the call, the GPU finishing it). When the second call or a
     later one still takes more than half the time cap, the call is slow rather than cold, and
@@ -126,11 +135,12 @@ def _warm_up(call, prepare, n_sets: int, policy: TimingPolicy, after) -> tuple[f
         rep_ms = (perf_counter() - began) * 1e3
         if i >= 1 and rep_ms > policy.max_seconds * 1e3 / 2:
             break
-    return host_ms, rep_ms
+    return WarmUp(host_ms, rep_ms)
 
 
 def measure(call: Callable[[bool], None], prepare: Callable[[int], None], n_sets: int,
-            policy: TimingPolicy = TimingPolicy(), after: Callable[[int], None] | None = None) -> Measurement:
+            policy: TimingPolicy = TimingPolicy(), after: Callable[[int], None] | None = None,
+            warmed: WarmUp | None = None) -> Measurement:
     """Time `call` on the GPU.
 
     `prepare(k)` restores input set k into the working buffers and flushes L2 (untimed);
@@ -143,11 +153,13 @@ def measure(call: Callable[[bool], None], prepare: Callable[[int], None], n_sets
     where launches queue ahead). The events only see the launching stream; the device-wide
     synchronized wall time, minus the spin, sees every stream. Both are returned; the caller
     decides which stands (see `Measurement.escaped_stream`).
+
+    `warmed`, from warm-up calls the caller made just before, replaces the policy's warm-up calls.
     """
     perf_counter, sync = _perf_counter, _synchronize
-    host_ms, rep_ms = _warm_up(call, prepare, n_sets, policy, after)
-    spin = _spin_cycles(host_ms)
-    min_reps = _min_reps(policy, rep_ms)
+    warmed = warmed or warm_up(call, prepare, n_sets, policy, after)
+    spin = _spin_cycles(warmed.host_ms)
+    min_reps = _min_reps(policy, warmed.rep_ms)
     marks = tuple(_Event(enable_timing=True) for _ in range(3))
     events, walls, guarded = [], [], 0
     began = perf_counter()

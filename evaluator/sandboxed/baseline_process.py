@@ -17,13 +17,13 @@ from typing import Any, Callable
 
 import torch
 
-from evaluator import gpu_lock, protocol, wire
+from evaluator import gpu_lock, protocol, timing, wire
 from evaluator.loader import load_task
 from evaluator.sandboxed.candidate_process import log_gpu_memory, time_function
 from evaluator.sandboxed.channel import Channel
 from evaluator.sandboxed.failures import classify, describe_failure
 from evaluator.task import Inputs, on_device
-from evaluator.timing import TimingPolicy
+from evaluator.timing import TimingPolicy, WarmUp
 
 WARM_UP_CALLS = 2  # each reference's, before its exclusive hold
 # Timed calls of a reference however slow its call: the spread between whole measurements of the
@@ -41,6 +41,7 @@ class Job:
     sets: list[Inputs] = field(default_factory=list)
     functions: dict[str, Callable] = field(default_factory=dict)
     samples: dict[str, list[float]] = field(default_factory=dict)
+    warmed: dict[str, WarmUp] = field(default_factory=dict)
     failure: str | None = None
     out_of_gpu_memory: bool = False
 
@@ -85,13 +86,13 @@ def _time_all(jobs: list[Job], label: str, device: torch.device, lock_dir: str |
     """Every job's `label` function timed under one exclusive hold; False if the GPU became unusable."""
     ready = [job for job in jobs if label in job.functions and job.failure is None]
     if label == "compiled":  # compiling takes seconds of CPU, which must not hold the lock up
-        if not _all_attempted(ready, lambda job: _warm_up(job, "compiled", device)):
+        if not _all_attempted(ready, lambda job: warm_up(job, "compiled")):
             return False
         ready = [job for job in ready if job.failure is None]
     if not ready:
         return True
     with gpu_lock.exclusive(lock_dir, "baseline timing"):
-        return _all_attempted(ready, lambda job: _time(job, label, device))
+        return _all_attempted(ready, lambda job: time_reference(job, label, device))
 
 
 def _all_attempted(jobs: list[Job], step: Callable[[Job], None]) -> bool:
@@ -121,31 +122,31 @@ def _prepare(job: Job, device: torch.device, lock_dir: str | None) -> bool:
             job.sets = [on_device(inputs, device) for inputs in files]
             torch.cuda.synchronize(device)
         with gpu_lock.shared(lock_dir, "baseline warm-up"):
-            _warm_up(job, "eager", device)
+            warm_up(job, "eager")
     return _attempt(job, prepare)
 
 
-def _warm_up(job: Job, label: str, device: torch.device) -> None:
+def warm_up(job: Job, label: str) -> None:
+    """The calls that load the reference's libraries and kernels, timed as the timing loop's own
+    warm-up times them, so that the exclusive hold makes none."""
     fn, first = job.functions[label], job.sets[0]
-    for _ in range(WARM_UP_CALLS):
-        fn(*first.args, **first.kwargs)
-    torch.cuda.synchronize(device)
+    policy = dataclasses.replace(baseline_policy(job.request.get("policy", {})), warmup_calls=WARM_UP_CALLS)
+    job.warmed[label] = timing.warm_up(lambda guarded: fn(*first.args, **first.kwargs), lambda k: None, 1, policy)
 
 
 def baseline_policy(requested: dict[str, Any]) -> TimingPolicy:
     """The evaluator's policy, for a reference under the exclusive hold that makes every other GPU
     user wait: no guarded repetitions (they look for a candidate's host-side torch work and are left
-    out of the statistics: here they would be calls timed and thrown away), the warm-up calls made
-    before the hold counted against the policy's, and a call of seconds timed BASELINE_FLOOR times."""
+    out of the statistics: here they would be calls timed and thrown away), and a call of seconds
+    timed BASELINE_FLOOR times. Its warm-up calls are made before the hold (`warm_up`)."""
     policy = TimingPolicy(**requested)
-    return dataclasses.replace(policy, guard_every=0, warmup_calls=max(1, policy.warmup_calls - WARM_UP_CALLS),
-                               min_reps_floor=min(policy.min_reps_floor, BASELINE_FLOOR))
+    return dataclasses.replace(policy, guard_every=0, min_reps_floor=min(policy.min_reps_floor, BASELINE_FLOOR))
 
 
-def _time(job: Job, label: str, device: torch.device) -> None:
+def time_reference(job: Job, label: str, device: torch.device) -> None:
     policy = baseline_policy(job.request.get("policy", {}))
     timed = time_function(job.functions[label], job.sets, job.mutates, None, frozenset(), policy, device,
-                          keep_outputs=False, returns_checked=False)
+                          keep_outputs=False, returns_checked=False, warmed=job.warmed.get(label))
     job.samples[label] = timed["samples_ms"]
 
 

@@ -24,7 +24,7 @@ from evaluator.sandboxed.channel import Channel
 from evaluator.sandboxed.failures import classify, describe_failure, trimmed_traceback
 from evaluator.sandboxed.guards import LaunchRecorder, TorchGuard, live_threads, poison_value
 from evaluator.task import Inputs, clone_inputs, judged_outputs, map_tensors, on_device, pinned_copy, tensors_in
-from evaluator.timing import TimingPolicy, measure, time_once
+from evaluator.timing import TimingPolicy, WarmUp, measure, time_once
 
 CANDIDATE_MODULE = "candidate"
 HOST = torch.device("cpu")
@@ -246,7 +246,8 @@ def resolve_entry(module, entry: str, model_init: str | None = None, device: tor
 def time_function(fn: Callable, sets: list[Inputs], mutates: tuple[int, ...], recorder: LaunchRecorder | None,
                   extra_allowed: frozenset[str], policy: TimingPolicy,
                   device: torch.device, keep_outputs: bool = True, probes: list[Inputs] = (),
-                  denied: frozenset[str] = frozenset(), returns_checked: bool = True) -> dict[str, Any]:
+                  denied: frozenset[str] = frozenset(), returns_checked: bool = True,
+                  warmed: WarmUp | None = None) -> dict[str, Any]:
     """Time `fn` rotating through input sets copied into fixed working buffers, then once on each
     of `probes` (inputs never seen before, same configuration) in the same buffers.
 
@@ -255,7 +256,7 @@ def time_function(fn: Callable, sets: list[Inputs], mutates: tuple[int, ...], re
     results across timed calls is caught; "probe_ms" times the probe calls, which nothing can have
     cached, for the evaluator to compare with the rotation's median. What `fn` returns must be plain
     (wire.require_plain) unless `returns_checked` is off, for trusted code alone: a reference may return
-    torch.linalg's named tuples.
+    torch.linalg's named tuples. `warmed`: see `timing.measure`.
     """
     work = clone_inputs(sets[0])
     flush = torch.empty(_l2_flush_bytes(device), dtype=torch.uint8, device=device)
@@ -298,7 +299,7 @@ def time_function(fn: Callable, sets: list[Inputs], mutates: tuple[int, ...], re
         recorder.streams.clear()
         recorder.track_streams = True
     try:
-        measurement = measure(call, prepare, len(sets), policy, after=keep)
+        measurement = measure(call, prepare, len(sets), policy, after=keep, warmed=warmed)
         probed = []
         for k, probe in enumerate(probes):  # each once, on inputs never seen before
             with _collector_paused():  # one sample: a collection pause would be all of it

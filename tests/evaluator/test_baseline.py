@@ -197,5 +197,5 @@ def test_the_baseline_process_times_a_reference_that_returns_a_named_tuple(suite
     assert type(task.reference(*inputs.args, **inputs.kwargs)) is not tuple
     job = baseline_process.Job({"id": 1}, mutates=tuple(task.mutates), sets=[inputs],
                                functions={"eager": task.reference})
-    assert baseline_process._attempt(job, lambda: baseline_process._time(job, "eager", torch.device("cpu")))
+    assert baseline_process._attempt(job, lambda: baseline_process.time_reference(job, "eager", torch.device("cpu")))
     assert job.failure is None and len(job.samples["eager"]) >= 5

@@ -121,18 +121,31 @@ def test_a_fast_call_still_gets_the_policys_minimum_repetitions(monkeypatch):
 @pytest.mark.parametrize("seconds", [2.0, 1e-4])
 def test_a_reference_is_timed_without_thrown_away_repetitions_under_its_exclusive_hold(monkeypatch, seconds):
     """The eager baseline holds the GPU exclusively: guarded repetitions (which check a candidate and
-    are left out of the statistics) and warm-up calls already made before the hold would only make
-    every other GPU user wait longer, and so would timing a call of seconds 5 times. A call of 2 s took
-    10 calls (20 s) with the candidates' policy."""
-    from evaluator.sandboxed.baseline_process import BASELINE_FLOOR, WARM_UP_CALLS, baseline_policy
-    from evaluator.timing import MIN_REPS_FLOOR, TimingPolicy, measure
+    are left out of the statistics) and warm-up calls would only make every other GPU user wait
+    longer, and so would timing a call of seconds 5 times. Its warm-up calls are made before the hold
+    and stand in for the timing loop's. A call of 2 s took 10 calls (20 s) with the candidates' policy."""
+    import torch
+
+    from evaluator.sandboxed import baseline_process, candidate_process
+    from evaluator.sandboxed.baseline_process import BASELINE_FLOOR, WARM_UP_CALLS
+    from evaluator.task import Inputs
+    from evaluator.timing import MIN_REPS_FLOOR
     gpu, log = FakeGPU(), []
     gpu.install(monkeypatch)
-    policy = baseline_policy({"max_seconds": 3.0})
-    m = measure(gpu.calls(seconds, log), prepare=lambda k: None, n_sets=2, policy=policy)
-    assert not any(log) and m.guarded_reps == 0
-    warm_up = TimingPolicy().warmup_calls - WARM_UP_CALLS
+    monkeypatch.setattr(candidate_process, "_l2_flush_bytes", lambda device: 1 << 16)
+    call = gpu.calls(seconds, log)
+
+    def reference(x):
+        call(False)
+        return x + 1
+    job = baseline_process.Job({"id": 1, "policy": {"max_seconds": 3.0}}, sets=[Inputs((torch.ones(4),), {})] * 2,
+                               functions={"eager": reference})
+    baseline_process.warm_up(job, "eager")
+    assert len(log) == WARM_UP_CALLS
+    baseline_process.time_reference(job, "eager", torch.device("cpu"))
+    under_hold, samples = len(log) - WARM_UP_CALLS, job.samples["eager"]
+    assert under_hold == len(samples), "every call under the hold is a timed one"
     if seconds > 1:
-        assert len(log) == warm_up + BASELINE_FLOOR < warm_up + MIN_REPS_FLOOR
+        assert under_hold == BASELINE_FLOOR < MIN_REPS_FLOOR
     else:
-        assert len(m.events_ms) >= policy.min_reps and len(log) == warm_up + len(m.events_ms)
+        assert under_hold >= baseline_process.baseline_policy({}).min_reps
