@@ -2,14 +2,15 @@
 takes a quarter second to seconds hold the GPU exclusively longest of anything in a cold run (each
 timed at least BASELINE_FLOOR times), and every other GPU user waits meanwhile.
 
-    python benchmarks/baseline_stability.py [--repeats 5] [--tasks id ...] [--json out.json]
+    python benchmarks/baseline_stability.py [--repeats 5] [--floor K] [--tasks id ...] [--json out.json]
 
 For each task, its timing input sets (standard size, primary dtype, its timing seeds) are built on
 the GPU and its PyTorch reference, trusted code, is timed in this process `--repeats` times as the
 baseline process times it (its warm-up calls, then `baseline_policy`'s timed calls).
 Reported per task: the call's median, the seconds each measurement took, and the CV across the
 measurements of the median of their first k timed calls, for each k up to the fewest any took: what
-a floor of k timed calls would have given.
+a floor of k timed calls would have given, for k up to `--floor` (the baseline process's
+BASELINE_FLOOR unless given).
 """
 
 from __future__ import annotations
@@ -45,7 +46,7 @@ def summarize(task_id: str, measurements: list[list[float]], seconds: list[float
             "cv_all": cv([statistics.median(m) for m in measurements])}
 
 
-def measure_task(task, repeats: int, device) -> dict:
+def measure_task(task, repeats: int, device, floor: int | None = None) -> dict:
     from evaluator.cases import timing_cases
     from evaluator.sandboxed.baseline_process import Job, time_reference, warm_up
     from evaluator.task import on_device
@@ -53,7 +54,8 @@ def measure_task(task, repeats: int, device) -> dict:
     sets = [on_device(task.make_inputs(c.seed, c.size, c.mode, c.dtype), device) for c in timing_cases(task)]
     measurements, seconds = [], []
     for _ in range(repeats):
-        job = Job({"id": 0}, mutates=tuple(task.mutates), sets=sets, functions={"eager": task.reference})
+        policy = {} if floor is None else {"min_reps_floor": floor}
+        job = Job({"id": 0, "policy": policy}, mutates=tuple(task.mutates), sets=sets, functions={"eager": task.reference})
         began = time.perf_counter()
         warm_up(job, "eager")  # as the baseline process warms a reference up before its hold
         time_reference(job, "eager", device)
@@ -77,6 +79,7 @@ def table(rows: list[dict]) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--floor", type=int, help="timed calls at least (default: the baseline process's)")
     parser.add_argument("--tasks", nargs="*", help="task ids (default: the slow references)")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
@@ -91,7 +94,7 @@ def main() -> None:
     device = torch.device("cuda:0")
     rows = []
     for task_id in args.tasks or SLOW_REFERENCES:
-        rows.append(measure_task(suite[task_id], args.repeats, device))
+        rows.append(measure_task(suite[task_id], args.repeats, device, args.floor))
         print(f"{task_id}: done", file=sys.stderr, flush=True)
         if args.json:  # kept as it goes: a run cut short keeps what it measured
             args.json.write_text(json.dumps(rows, indent=1))

@@ -138,9 +138,9 @@ def baseline_policy(requested: dict[str, Any]) -> TimingPolicy:
     """The evaluator's policy, for a reference under the exclusive hold that makes every other GPU
     user wait: no guarded repetitions (they look for a candidate's host-side torch work and are left
     out of the statistics: here they would be calls timed and thrown away), and a call of seconds
-    timed BASELINE_FLOOR times. Its warm-up calls are made before the hold (`warm_up`)."""
-    policy = TimingPolicy(**requested)
-    return dataclasses.replace(policy, guard_every=0, min_reps_floor=min(policy.min_reps_floor, BASELINE_FLOOR))
+    timed BASELINE_FLOOR times unless the request says otherwise. Its warm-up calls are made before
+    the hold (`warm_up`)."""
+    return dataclasses.replace(TimingPolicy(**{"min_reps_floor": BASELINE_FLOOR, **requested}), guard_every=0)
 
 
 def time_reference(job: Job, label: str, device: torch.device) -> None:

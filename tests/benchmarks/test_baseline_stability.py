@@ -35,3 +35,25 @@ def test_a_task_is_timed_as_the_baseline_process_times_it(suite, monkeypatch):
     assert row["task"] == "Activation/gelu" and len(row["seconds"]) == 2 and row["median_ms"] == 1.0
     assert row["calls"] == [timing.TimingPolicy().min_reps] * 2  # a fast, steady call: the policy's minimum
     assert row["cv_all"] == 0.0 and max(row["cv_by_floor"]) == min(row["calls"])
+
+
+@pytest.mark.parametrize("floor", [None, 5])
+def test_a_slow_reference_is_timed_its_floor_of_calls(suite, monkeypatch, floor):
+    """A reference call of 2 s (on a stand-in clock) is timed the baseline process's floor of times,
+    or `--floor` times, so that the data for a higher floor can still be gathered."""
+    from evaluator.sandboxed.baseline_process import BASELINE_FLOOR
+    from tests.evaluator.gpu_stand_ins import FakeGPU
+
+    gpu, log = FakeGPU(), []
+    gpu.install(monkeypatch)
+    call = gpu.calls(2.0, log)
+    gelu = suite["Activation/gelu"]
+
+    def slow_reference(*args, **kwargs):
+        call(False)
+        return gelu.reference(*args, **kwargs)
+    slow = dataclasses.replace(gelu, reference=slow_reference,
+                               make_inputs=lambda seed, size, mode, dtype: gelu.make_inputs(seed, "small", mode, dtype))
+    row = baseline_stability.measure_task(slow, repeats=2, device=torch.device("cpu"), floor=floor)
+    assert row["calls"] == [floor or BASELINE_FLOOR] * 2
+    assert row["median_ms"] == pytest.approx(2000.0)  # the stand-in clock's, not a measured time

@@ -3,6 +3,7 @@
 import pytest
 
 from evaluator.timing import median_is_stable, stats
+from tests.evaluator.gpu_stand_ins import FakeGPU
 
 
 def test_stats_quantiles_and_spread():
@@ -60,36 +61,6 @@ def test_timed_outputs_are_freed_at_once_not_left_to_the_garbage_collector(suite
     assert in_cycles == []
 
 
-class FakeGPU:
-    """A clock and CUDA-event stand-ins: each call advances the clock by its duration, each spin by
-    its cycles (one cycle per microsecond), and an event pair reads the clock between them."""
-
-    def __init__(self):
-        self.now = 0.0
-
-    def install(self, monkeypatch):
-        from evaluator import timing
-        clock = self
-
-        class Event:
-            def __init__(self, enable_timing=True):
-                self.at = 0.0
-
-        monkeypatch.setattr(timing, "_perf_counter", lambda: clock.now)
-        monkeypatch.setattr(timing, "_synchronize", lambda: None)
-        monkeypatch.setattr(timing, "_Event", Event)
-        monkeypatch.setattr(timing, "_record", lambda event: setattr(event, "at", clock.now))
-        monkeypatch.setattr(timing, "_elapsed", lambda a, b: (b.at - a.at) * 1e3)
-        monkeypatch.setattr(timing, "_spin", lambda cycles: setattr(clock, "now", clock.now + cycles * 1e-6))
-        monkeypatch.setattr(timing, "_spin_cycles_per_ms", lambda: 1000.0)
-
-    def calls(self, seconds: float, log: list):
-        def call(guarded):
-            log.append(guarded)
-            self.now += seconds
-        return call
-
-
 @pytest.mark.parametrize("seconds", [2.0, 0.4])
 def test_a_slow_call_is_timed_a_few_times_within_the_cap_not_min_reps_times(monkeypatch, seconds):
     """torch's CUDA LDL and eigen routines loop over the batch with a host sync per matrix: one
@@ -126,13 +97,12 @@ def test_a_reference_is_timed_without_thrown_away_repetitions_under_its_exclusiv
     and stand in for the timing loop's. A call of 2 s took 10 calls (20 s) with the candidates' policy."""
     import torch
 
-    from evaluator.sandboxed import baseline_process, candidate_process
+    from evaluator.sandboxed import baseline_process
     from evaluator.sandboxed.baseline_process import BASELINE_FLOOR, WARM_UP_CALLS
     from evaluator.task import Inputs
     from evaluator.timing import MIN_REPS_FLOOR
     gpu, log = FakeGPU(), []
     gpu.install(monkeypatch)
-    monkeypatch.setattr(candidate_process, "_l2_flush_bytes", lambda device: 1 << 16)
     call = gpu.calls(seconds, log)
 
     def reference(x):
