@@ -36,6 +36,7 @@ from evaluator import event_log
 
 _wait_listener: Callable[[bool], None] | None = None
 _held = threading.local()  # this thread's shared holds that may yield
+_waited = threading.local()  # seconds this thread has waited for the lock
 
 
 @dataclass
@@ -52,6 +53,15 @@ class _Hold:
 
     def log(self) -> None:
         _log_hold(self.lock_dir, self.mode, self.what, self.asked, self.got)
+
+
+def waited_by_this_thread() -> float:
+    """Seconds this thread has waited to hold the lock, in any mode and after its yields, so far."""
+    return getattr(_waited, "seconds", 0.0)
+
+
+def _count_wait(seconds: float) -> None:
+    _waited.seconds = waited_by_this_thread() + seconds
 
 
 def report_waits(listener: Callable[[bool], None] | None) -> None:
@@ -137,6 +147,7 @@ def _hold(lock_dir: str | Path | None, mode: int, what: str, yielding: bool = Fa
         _close(board)
         raise
     hold = _Hold(lock_dir, fd, mode, what, asked, got=time.time())
+    _count_wait(hold.got - asked)
     stack = _yielding_holds()
     if yielding:
         stack.append(hold)
@@ -190,6 +201,7 @@ def yield_to_writers(finish: Callable[[], None] | None = None) -> None:
         _enter(hold.lock_dir, hold.fd, hold.mode)
         hold.got = time.time()
         hold.yielded += hold.got - hold.asked
+        _count_wait(hold.got - hold.asked)
 
 
 def _log_hold(lock_dir: str | Path, mode: int, what: str, asked: float, got: float) -> None:

@@ -72,3 +72,5 @@ def planned_cases(ev: Evaluation, result: EvalResult) -> list[Case]:
 def _close_feed(feed: CaseFeed, result: EvalResult) -> None:
     feed.close()
     result.phases["references"] = feed.seconds
+    result.phases["references_lock_wait"] = feed.lock_waited
+    result.phases["references_slot_wait"] = feed.slot_waited

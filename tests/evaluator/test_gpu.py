@@ -84,6 +84,8 @@ def test_reference_solutions_are_correct_and_timed(gpu, suite, task_id):
     assert any(k.registers for k in result.kernels), "compile metadata is recorded on the GPU"
     assert result.environment.gpu and not result.environment.interpreter
     assert 0 <= result.phases["timing_lock_wait"] <= result.phases["timing"]
+    waits = result.phases["references_lock_wait"] + result.phases["references_slot_wait"]
+    assert 0 <= waits <= result.phases["references"]
 
 
 def test_calibration_is_plausible_and_cached(gpu):
