@@ -19,7 +19,7 @@ def _time_until_released(lock_dir, holding, release):
 
 def test_the_feed_counts_what_its_builds_waited_for_the_gpu_lock(tmp_path, suite):
     """A timing holds the GPU lock when the feed starts: its first build waits, and the wait is
-    the feed's `lock_waited`, part of its `seconds` (the evaluation's `references_lock_wait`)."""
+    counted in the feed's `lock_waited` (the evaluation's `references_lock_wait`)."""
     lock_dir, work = tmp_path / "lock", tmp_path / "work"
     gpu_lock.prepare(lock_dir)
     work.mkdir()
@@ -40,7 +40,7 @@ def test_the_feed_counts_what_its_builds_waited_for_the_gpu_lock(tmp_path, suite
     finally:
         gpu_lock.report_waits(None)
     assert feed.ready() == 2
-    assert 0 < feed.lock_waited <= feed.seconds
+    assert feed.lock_waited > 0, "the wait the timing above caused is counted (no threshold: any wait)"
     assert feed.slot_waited == 0.0, "no standard-size case is built on a GPU here"
 
 

@@ -177,3 +177,37 @@ def test_writers_that_ask_while_one_holds_the_lock_go_before_the_readers_waiting
     first.join()
     second.join()
     assert [order.get(timeout=5), order.get(timeout=5)] == ["writer", "reader"]
+
+
+def _squat_on_the_board(lock_dir, holding):
+    """What a candidate with the static checks off can do with the lock folder it sees read-only:
+    take the writers' board shared itself and never let go."""
+    import fcntl
+    fd = os.open(os.path.join(lock_dir, "writers.lock"), os.O_RDONLY)
+    fcntl.flock(fd, fcntl.LOCK_SH)
+    holding.set()
+    time.sleep(600)
+
+
+def test_a_process_squatting_on_the_writers_board_holds_readers_only_until_it_is_killed(tmp_path):
+    """Readers wait for the board to be empty, so a squatter stalls them, as holding the lock itself
+    would; the OS lets go of its place when its process dies (the sandbox kills it at its limits)."""
+    import signal
+    import threading
+
+    gpu_lock.prepare(tmp_path)
+    holding = multiprocessing.Event()
+    squatter = multiprocessing.Process(target=_squat_on_the_board, args=(str(tmp_path), holding))
+    squatter.start()
+    assert holding.wait(30)
+    got = threading.Event()
+
+    def read():
+        with gpu_lock.shared(tmp_path):
+            got.set()
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    assert not got.wait(0.5), "a reader waits while the board is held"
+    os.kill(squatter.pid, signal.SIGKILL)
+    squatter.join(30)
+    assert got.wait(30), "the board went with the process that held it"
