@@ -155,6 +155,7 @@ class CandidateProcess:
         sets = [on_device(wire.load(path), self.device) for path in command.sets]
         probes = [on_device(wire.load(path), self.device) for path in command.probes]
         policy = TimingPolicy(**command.policy)
+        gc.collect()  # here, not under the hold: with torch imported a full collection takes 0.1 s
         with gpu_lock.exclusive(self.job.lock_dir, "timing"):
             result = time_function(self.entry, sets, self.mutates, self.recorder, self.extra_allowed, policy,
                                    self.device, probes=probes, denied=self.denied)
@@ -318,7 +319,6 @@ def time_function(fn: Callable, sets: list[Inputs], mutates: tuple[int, ...], re
 
 @contextlib.contextmanager
 def _collector_paused():
-    gc.collect()
     was_enabled = gc.isenabled()
     gc.disable()
     try:

@@ -61,6 +61,35 @@ def test_timed_outputs_are_freed_at_once_not_left_to_the_garbage_collector(suite
     assert in_cycles == []
 
 
+def test_the_probe_call_runs_with_the_collector_off_and_timing_makes_no_collection(suite, monkeypatch):
+    """What runs under the exclusive hold makes no full collection (0.1 s and more with torch
+    imported, every other GPU user waiting); the one probe call still cannot meet a collection pause."""
+    import gc
+
+    import torch
+
+    from evaluator.sandboxed import candidate_process as worker
+    from evaluator.timing import TimingPolicy
+    from tests.evaluator.gpu_stand_ins import steady_events
+
+    steady_events(monkeypatch)
+    collections, collector_on = [], []
+    monkeypatch.setattr(gc, "collect", lambda *args: collections.append(args) or 0)
+    task = suite["Activation/gelu"]
+
+    def candidate(*args, **kwargs):
+        collector_on.append(gc.isenabled())
+        return task.reference(*args, **kwargs)
+    sets = [worker.on_device(task.make_inputs(seed, "small", "standard", torch.float32), torch.device("cpu"))
+            for seed in (0, 1, 7)]
+    timed = worker.time_function(candidate, sets[:2], task.mutates, None, frozenset(),
+                                 TimingPolicy(min_reps=5, max_seconds=600), torch.device("cpu"),
+                                 keep_outputs=False, probes=sets[2:])
+    assert collections == []
+    assert len(timed["probe_ms"]) == 1
+    assert collector_on[-1] is False and all(collector_on[:-1]) and gc.isenabled()
+
+
 @pytest.mark.parametrize("seconds", [2.0, 0.4])
 def test_a_slow_call_is_timed_a_few_times_within_the_cap_not_min_reps_times(monkeypatch, seconds):
     """torch's CUDA LDL and eigen routines loop over the batch with a host sync per matrix: one
