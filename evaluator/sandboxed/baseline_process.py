@@ -17,7 +17,7 @@ from typing import Any, Callable
 
 import torch
 
-from evaluator import gpu_lock, protocol, timing, wire
+from evaluator import cuda_waits, gpu_lock, protocol, timing, wire
 from evaluator.loader import load_task
 from evaluator.sandboxed.candidate_process import log_gpu_memory, time_function
 from evaluator.sandboxed.channel import Channel
@@ -51,6 +51,7 @@ def serve(scratch: Path) -> None:
     channel = Channel(scratch / "ctl.sock")
     channel.report_lock_waits()
     device = torch.device(job.device)
+    cuda_waits.wait_by(device, cuda_waits.SCHED_SPIN)  # as candidates wait while they are timed
     torch.cuda.set_device(device)
     torch.empty(1, device=device)  # the CUDA context, before the first batch is asked for
     channel.send(protocol.encode(protocol.BaselineReady()))

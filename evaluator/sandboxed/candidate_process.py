@@ -16,7 +16,7 @@ from typing import Any, Callable
 
 import torch
 
-from evaluator import candidate_source, event_log, gpu_lock, gpu_node, protocol, wire
+from evaluator import candidate_source, cuda_waits, event_log, gpu_lock, gpu_node, protocol, wire
 from evaluator.compile_markers import CompileMarkers
 from evaluator.contracts import same_bits
 from evaluator.sandboxed import access_bounds, interpreted_autotune
@@ -156,7 +156,7 @@ class CandidateProcess:
         probes = [on_device(wire.load(path), self.device) for path in command.probes]
         policy = TimingPolicy(**command.policy)
         gc.collect()  # here, not under the hold: with torch imported a full collection takes 0.1 s
-        with gpu_lock.exclusive(self.job.lock_dir, "timing"):
+        with cuda_waits.spinning(self.device), gpu_lock.exclusive(self.job.lock_dir, "timing"):
             result = time_function(self.entry, sets, self.mutates, self.recorder, self.extra_allowed, policy,
                                    self.device, probes=probes, denied=self.denied)
         kept = result.pop("kept")
@@ -193,6 +193,7 @@ def device_set_up(set_up: Callable[[], None], channel: Channel, fail: Callable[[
 
 def use_device(device: torch.device, memory_fraction: float | None) -> None:
     if device.type == "cuda":
+        cuda_waits.sleep_in_waits(device)
         torch.cuda.set_device(device)
         if memory_fraction:
             torch.cuda.set_per_process_memory_fraction(float(memory_fraction), device)

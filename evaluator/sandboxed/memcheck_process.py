@@ -14,7 +14,7 @@ from pathlib import Path
 
 import torch
 
-from evaluator import gpu_lock, gpu_node, protocol, triton_cache, wire
+from evaluator import cuda_waits, gpu_lock, gpu_node, protocol, triton_cache, wire
 from evaluator.compile_markers import CompileMarkers
 from evaluator.sandboxed.candidate_process import device_set_up, import_candidate
 from evaluator.sandboxed.channel import Channel
@@ -72,6 +72,7 @@ def main(scratch: str) -> None:
 def _use_device(device: torch.device) -> None:
     """The device and its context (under Compute Sanitizer, the sanitizer's set-up on it too)."""
     if device.type == "cuda":
+        cuda_waits.wait_by(device, cuda_waits.SCHED_BLOCKING_SYNC)  # never timed
         torch.cuda.set_device(device)
         torch.cuda.init()
 
