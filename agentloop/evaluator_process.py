@@ -40,6 +40,17 @@ def task_from_file(task_id: str, source_path: str) -> Task:
     return task
 
 
+def sleep_in_waits(device: str) -> None:
+    """In a process of the evaluator's own, before its CUDA context is made: its threads (building
+    references, judging) sleep in their waits for the GPU rather than spin a core each. Nothing is
+    timed in this process. Not done where the Evaluator shares the caller's process and context."""
+    import torch
+
+    from evaluator import cuda_waits
+
+    cuda_waits.wait_by(torch.device(device), cuda_waits.SCHED_BLOCKING_SYNC)
+
+
 def _new_evaluator(device: str, options: dict[str, Any]):
     from evaluator.evaluate import Evaluator, EvaluatorConfig
 
@@ -209,6 +220,7 @@ def serve(conn, device: str, workers: int, options: dict[str, Any], cpu_threads:
         torch.set_num_threads(cpu_threads)
     if device == "cpu":
         os.environ.setdefault("TRITON_INTERPRET", "1")
+    sleep_in_waits(device)
     try:
         evaluator = _new_evaluator(device, options)
     except Exception as exc:  # noqa: BLE001 - told to the orchestrator, which raises it

@@ -35,11 +35,13 @@ class EvaluatorActor:
 
         import torch
 
+        from agentloop.evaluator_process import sleep_in_waits
         from evaluator.evaluate import Evaluator, EvaluatorConfig
 
         if device == "cpu":
             os.environ.setdefault("TRITON_INTERPRET", "1")
         self.device = "cuda:0" if device == "cuda" and torch.cuda.is_available() else "cpu"
+        sleep_in_waits(self.device)
         self.evaluator = Evaluator(EvaluatorConfig(device=self.device, **options))
         self.tasks: dict[str, Task] = {}
 

@@ -82,3 +82,19 @@ def test_a_context_made_to_sleep_spins_inside_spinning_and_sleeps_again_after():
     if out.stdout.strip() == "cannot switch":
         pytest.skip("this driver cannot switch a live context's waits (cuCtxSetFlags)")
     assert out.stdout.strip() == "[4, 1, 4]"
+
+
+def test_an_evaluator_process_of_its_own_sleeps_in_its_waits():
+    """agentloop/evaluator_process.py: before the Evaluator of a device's own process is built."""
+    script = textwrap.dedent('''
+        import torch
+        from agentloop.evaluator_process import sleep_in_waits
+        from evaluator import cuda_waits
+        sleep_in_waits("cuda:0")
+        torch.zeros(1, device="cuda:0").item()
+        print(cuda_waits.current_flag())
+    ''')
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120,
+                         cwd=Path(__file__).resolve().parents[2])
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "4"
