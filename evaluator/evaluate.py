@@ -22,7 +22,7 @@ from typing import Callable, Iterator
 import torch
 
 from evaluator import (baseline, baseline_server, calibration, compile_scout, gpu_lock, gpu_memory_log, gpu_node,
-                       interpreter_probe, isolation, memcheck, memory_gate, probes)
+                       interpreter_probe, isolation, memcheck, memory_gate, probes, triton_launchers)
 from evaluator.environment import environment
 from evaluator.fork_server import ForkServer, secret_values
 from evaluator.integrity import ProjectIntegrity
@@ -152,6 +152,7 @@ class Evaluator:
         stubs = self.cache_dir / "triton-stubs" if self.on_gpu else None
         hidden = (self.reference_cache.directory,) if self.reference_cache else ()
         self.server = ForkServer(interpret=not self.on_gpu, triton_stubs=stubs, hidden=hidden)
+        self.launchers = triton_launchers.LauncherBuilder(stubs)
         self.baseline_server = baseline_server.BaselineServer(self.server, str(self.device), self.lock_dir)
 
     def _start_calibration(self) -> None:
@@ -174,6 +175,7 @@ class Evaluator:
         self.baseline_server.close()
         self.judges.shutdown(wait=True, cancel_futures=True)
         self.probe_builder.shutdown(wait=True, cancel_futures=True)
+        self.launchers.close()
         self.server.close()
         shutil.rmtree(self.work_dir, ignore_errors=True)
 

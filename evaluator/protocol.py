@@ -108,6 +108,7 @@ class CasesDone:
     kernels: tuple[KernelInfo, ...]
     compile_seconds: float
     scout_wait_seconds: float
+    launchers: tuple[tuple[str, ...], ...] = ()  # kernels' argument types (triton_launchers.py)
 
 
 @dataclass(frozen=True)

@@ -121,7 +121,8 @@ class CandidateProcess:
                 torch.cuda.empty_cache()  # the case's tensors are gone; other candidates share this GPU
         self.channel.send(protocol.encode(protocol.CasesDone(
             kernels=tuple(vars(k) for k in self.recorder.kernels.values()),
-            compile_seconds=self.recorder.compile_seconds, scout_wait_seconds=self.recorder.scout_wait_seconds)))
+            compile_seconds=self.recorder.compile_seconds, scout_wait_seconds=self.recorder.scout_wait_seconds,
+            launchers=tuple(sorted(self.recorder.launchers)))))
         log_gpu_memory("correctness", self.device)
         return True
 

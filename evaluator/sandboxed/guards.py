@@ -72,6 +72,8 @@ class LaunchRecorder:
     # the lock let go; of them, waiting for the compile scout (compile_markers.py).
     compile_seconds: float = 0.0
     scout_wait_seconds: float = 0.0
+    # The argument types of each kernel whose launcher this process made (triton_launchers.py).
+    launchers: set[tuple[str, ...]] = field(default_factory=set)
     _held: object = None
 
     def acquire(self) -> None:
@@ -95,8 +97,14 @@ class LaunchRecorder:
         init_handles = getattr(kernel, "_init_handles", None)
         if callable(init_handles):
             init_handles()  # loads the module and builds its launcher: the launch needs no lock for that
+            self._note_launcher(kernel)
         self.compile_seconds += time.perf_counter() - began
         self.acquire()
+
+    def _note_launcher(self, kernel) -> None:
+        signature = getattr(getattr(kernel, "src", None), "signature", None)
+        if isinstance(signature, dict) and all(isinstance(t, str) for t in signature.values()):
+            self.launchers.add(tuple(signature.values()))
 
     def wait_for_scout(self, board: CompileMarkers) -> None:
         """Before compiling a kernel, waits while the compile scout compiles the same one."""

@@ -84,6 +84,7 @@ class _ShareRun:
         share.kernels = list(message.kernels)
         share.compile_seconds = _seconds(message.compile_seconds)
         share.scout_wait_seconds = _seconds(message.scout_wait_seconds)
+        self.ev.scorer.launchers.request(message.launchers)  # for later candidates' processes
 
     def _take_call(self, message: protocol.CallDone) -> None:
         """One run's outputs, read back; both runs in, the case is judged."""

@@ -1,0 +1,128 @@
+"""Triton's C launchers built by the evaluator from the signatures candidates' processes report
+(evaluator/triton_launchers.py): what is refused, what is built once, and that a candidate's process
+finds what was built where Triton looks for it."""
+
+import pytest
+
+from evaluator import triton_cache, triton_launchers
+from evaluator.triton_launchers import LauncherBuilder, valid
+from tests.evaluator.test_gpu import gelu_task, gpu, honest  # noqa: F401 - fixtures
+
+GELU = ("*fp32", "*fp32", "i32", "constexpr", "constexpr")
+per_signature = pytest.mark.skipif(triton_launchers.launcher_maker() is None,
+                                   reason="this Triton has one launcher for every kernel")
+
+
+@pytest.mark.parametrize("signature", [GELU, ("*bf16", "fp32", "i64", "u8", "*i1"), ("constexpr",)])
+def test_triton_scalar_pointer_and_constant_types_are_valid(signature):
+    assert valid(signature)
+
+
+@pytest.mark.parametrize("signature", [
+    (), ("i32",) * (triton_launchers.MAX_ARGUMENTS + 1), ("*fp32", ("i32", "i32")), ("nvTmaDesc",),
+    ("tensordesc<fp16[64, 64]>",), ("i32); system(\"id\"); (void)(0",), ("*fp32 x",), ("fp32\n",), (3,),
+])
+def test_anything_else_is_refused(signature):
+    assert not valid(signature)
+
+
+def test_each_valid_signature_is_built_once_and_a_report_is_capped(monkeypatch, tmp_path):
+    built = []
+    monkeypatch.setattr(triton_launchers, "launcher_maker", lambda: object())
+    monkeypatch.setattr(triton_launchers, "build", lambda stubs, signature: built.append((stubs, signature)))
+    builder = LauncherBuilder(tmp_path)
+    try:
+        assert builder.request([GELU, GELU, ("nvTmaDesc",), ("*fp16", "i32")]) == 2
+        assert builder.request([GELU, ("*fp16", "i32")]) == 0
+        many = [("i32",) * n for n in range(1, 2 * triton_launchers.MAX_PER_REPORT)]
+        assert builder.request(many) == triton_launchers.MAX_PER_REPORT
+        builder.wait()
+    finally:
+        builder.close()
+    assert built[:2] == [(tmp_path, GELU), (tmp_path, ("*fp16", "i32"))]
+    assert len(built) == 2 + triton_launchers.MAX_PER_REPORT
+
+
+def test_the_stubs_folder_holds_a_bounded_number_of_launchers_across_evaluators(monkeypatch, tmp_path):
+    monkeypatch.setattr(triton_launchers, "launcher_maker", lambda: object())
+    monkeypatch.setattr(triton_launchers, "build", lambda stubs, signature: None)
+    monkeypatch.setattr(triton_launchers, "MAX_LAUNCHERS", 5)
+    for n in range(3):  # entries earlier evaluators left
+        (tmp_path / f"key{n}").mkdir()
+    builder = LauncherBuilder(tmp_path)
+    try:
+        assert builder.request([("i32",) * n for n in range(1, 6)]) == 2
+        assert builder.request([("i64",)]) == 0
+    finally:
+        builder.close()
+
+
+def test_without_stubs_or_a_launcher_per_signature_nothing_is_asked(monkeypatch, tmp_path):
+    monkeypatch.setattr(triton_launchers, "launcher_maker", lambda: None)
+    assert LauncherBuilder(tmp_path).request([GELU]) == 0
+    monkeypatch.setattr(triton_launchers, "launcher_maker", lambda: object())
+    assert LauncherBuilder(None).request([GELU]) == 0
+
+
+def layered(monkeypatch, private, stubs) -> None:
+    """This process's Triton cache as a candidate's process has it (put back after the test)."""
+    for name in ("TRITON_CACHE_DIR", "TRITON_CACHE_MANAGER", triton_cache.STUBS_VARIABLE):
+        monkeypatch.setenv(name, "")
+    triton_cache.use_layers(str(private), str(stubs))
+
+
+@per_signature
+def test_the_launcher_is_built_where_the_candidates_triton_looks_for_it(monkeypatch, tmp_path):
+    """Triton's own compile_module_from_src, in a process whose cache is a private folder over the
+    stubs, asks for the file `build` wrote (the key is Triton's, computed by Triton)."""
+    from triton.backends.nvidia import driver
+    from triton.runtime import build as triton_build
+
+    stubs, private = tmp_path / "stubs", tmp_path / "private"
+    target = triton_launchers.build(stubs, GELU)
+    assert target.is_file() and target.stat().st_mode & 0o444 == 0o444
+    asked = []
+
+    class Found(Exception):
+        pass
+
+    def manager(key):
+        found = triton_cache.LayeredCacheManager(key).get_file(f"{triton_launchers.NAME}"
+                                                                f"{triton_build.sysconfig.get_config_var('EXT_SUFFIX')}")
+        asked.append(found)
+        raise Found
+
+    layered(monkeypatch, private, stubs)
+    monkeypatch.setattr(triton_build, "get_cache_manager", manager)
+    with pytest.raises(Found):
+        triton_build.compile_module_from_src(src=driver.make_launcher({}, dict(enumerate(GELU)), None),
+                                             name=triton_launchers.NAME, library_dirs=driver.library_dirs(),
+                                             include_dirs=driver.include_dirs, libraries=driver.libraries)
+    assert asked == [str(target)]
+    assert triton_launchers.build(stubs, GELU) == target  # there already: not built again
+
+
+@per_signature
+@pytest.mark.gpu
+def test_a_candidates_process_loads_the_built_launcher_instead_of_building_one(monkeypatch, tmp_path):
+    from triton.backends.nvidia import driver
+    from triton.runtime.build import compile_module_from_src
+
+    stubs, private = tmp_path / "stubs", tmp_path / "private"
+    private.mkdir()
+    triton_launchers.build(stubs, GELU)
+    layered(monkeypatch, private, stubs)
+    module = compile_module_from_src(src=driver.make_launcher({}, dict(enumerate(GELU)), None),
+                                     name=triton_launchers.NAME, library_dirs=driver.library_dirs(),
+                                     include_dirs=driver.include_dirs, libraries=driver.libraries)
+    assert hasattr(module, "launch") and list(private.iterdir()) == []
+
+
+@per_signature
+@pytest.mark.gpu
+def test_an_evaluation_leaves_its_kernels_launcher_for_the_next_ones(gpu, honest):
+    """The gelu kernel (two pointers, the length, two compile-time constants) of an evaluation
+    that passed: its launcher is in the evaluator's stubs once the builder is idle."""
+    gpu.launchers.wait()
+    _, target = triton_launchers.launcher_path(gpu.launchers.stubs, GELU)
+    assert target.is_file()
