@@ -1,7 +1,7 @@
 """Triton's C launchers, built by the evaluator from the kernel signatures candidates' processes name.
 
-A Triton that compiles a C launcher for each kernel signature (3.6: gcc, about 0.2 CPU seconds and
-0.3 s each) has every evaluation build its kernels' launchers again in its private cache
+A Triton that compiles a C launcher for each kernel signature (3.6: gcc, about 0.2 s and 0.2 CPU
+seconds each) has every evaluation build its kernels' launchers again in its private cache
 (triton_cache.py), one after another at the first launches of its correctness calls. A launcher's
 source depends on the types of the kernel's arguments alone, so the evaluator builds the launcher
 of each signature a candidate's process reports, from Triton's own source for it, in a thread of its
