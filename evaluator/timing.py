@@ -115,11 +115,11 @@ def _spin_cycles_per_ms() -> float:
     return 1_000_000 / max(_elapsed(start, end), 1e-3)
 
 
-def warm_up(call, prepare, n_sets: int, policy: TimingPolicy, after=None) -> WarmUp:
+def warm_up(call, prepare, n_sets: int, policy: TimingPolicy, after=None, between=None) -> WarmUp:
     """Warm-up calls: the longest host time of one call (launching it), and the time of the last
     whole repetition (restoring inputs, the call, the GPU finishing it). When the second call or a
     later one still takes more than half the time cap, the call is slow rather than cold, and
-    warm-up ends there."""
+    warm-up ends there. `between()` runs between two calls, the GPU's work finished."""
     perf_counter, sync = _perf_counter, _synchronize
     host_ms = rep_ms = 0.0
     for i in range(policy.warmup_calls):
@@ -135,6 +135,8 @@ def warm_up(call, prepare, n_sets: int, policy: TimingPolicy, after=None) -> War
         rep_ms = (perf_counter() - began) * 1e3
         if i >= 1 and rep_ms > policy.max_seconds * 1e3 / 2:
             break
+        if between is not None and i < policy.warmup_calls - 1:
+            between()
     return WarmUp(host_ms, rep_ms)
 
 

@@ -121,18 +121,21 @@ def _prepare(job: Job, device: torch.device, lock_dir: str | None) -> bool:
         # no GPU traffic while another process is timed
         with gpu_lock.shared(lock_dir, "baseline inputs"):
             job.sets = [on_device(inputs, device) for inputs in files]
-            torch.cuda.synchronize(device)
-        with gpu_lock.shared(lock_dir, "baseline warm-up"):
-            warm_up(job, "eager")
+            if device.type == "cuda":
+                torch.cuda.synchronize(device)
+        # a reference call may take seconds: a timing that asks meanwhile goes between two calls
+        with gpu_lock.shared(lock_dir, "baseline warm-up", yielding=True):
+            warm_up(job, "eager", between=gpu_lock.yield_to_writers)
     return _attempt(job, prepare)
 
 
-def warm_up(job: Job, label: str) -> None:
+def warm_up(job: Job, label: str, between: Callable[[], None] | None = None) -> None:
     """The calls that load the reference's libraries and kernels, timed as the timing loop's own
-    warm-up times them, so that the exclusive hold makes none."""
+    warm-up times them, so that the exclusive hold makes none; `between()` between two of them."""
     fn, first = job.functions[label], job.sets[0]
     policy = dataclasses.replace(baseline_policy(job.request.get("policy", {})), warmup_calls=WARM_UP_CALLS)
-    job.warmed[label] = timing.warm_up(lambda guarded: fn(*first.args, **first.kwargs), lambda k: None, 1, policy)
+    job.warmed[label] = timing.warm_up(lambda guarded: fn(*first.args, **first.kwargs), lambda k: None, 1, policy,
+                                       between=between)
 
 
 def baseline_policy(requested: dict[str, Any]) -> TimingPolicy:

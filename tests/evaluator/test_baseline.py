@@ -199,3 +199,39 @@ def test_the_baseline_process_times_a_reference_that_returns_a_named_tuple(suite
                                functions={"eager": task.reference})
     assert baseline_process._attempt(job, lambda: baseline_process.time_reference(job, "eager", torch.device("cpu")))
     assert job.failure is None and len(job.samples["eager"]) >= baseline_process.BASELINE_FLOOR
+
+
+def test_a_timing_that_asks_during_the_baselines_warm_up_goes_between_its_two_calls(suite, monkeypatch, tmp_path):
+    """A slow reference's warm-up calls (seconds each: LDL, eig) run under the shared lock; a
+    timing that asks during the first gets the GPU before the second, not after both (a real
+    lock, the writer a process of its own)."""
+    import dataclasses
+    import multiprocessing
+
+    from evaluator import wire
+    from evaluator.sandboxed import baseline_process
+    from tests.evaluator.gpu_stand_ins import steady_events
+    from tests.evaluator.test_gpu_lock import _hold_exclusive_when_asked
+
+    steady_events(monkeypatch)  # the GPU's synchronization, on the CPU
+    lock_dir = tmp_path / "lock"
+    asked, got = multiprocessing.Event(), multiprocessing.Event()
+    writer = multiprocessing.Process(target=_hold_exclusive_when_asked, args=(lock_dir, asked, got))
+    writer.start()
+    gelu, writer_done_before_call = suite["Activation/gelu"], []
+
+    def reference(*args, **kwargs):
+        if not writer_done_before_call:
+            asked.set()
+            time.sleep(0.5)  # the writer waits for this hold now
+        writer_done_before_call.append(got.is_set())
+        return gelu.reference(*args, **kwargs)
+
+    monkeypatch.setattr(baseline_process, "load_task", lambda path: dataclasses.replace(gelu, reference=reference))
+    wire.save(gelu.make_inputs(0, "small", "standard", torch.float32), tmp_path / "set0.pt")
+    job = baseline_process.Job({"id": 1, "task_path": "gelu.py", "sets": [str(tmp_path / "set0.pt")]})
+    try:
+        assert baseline_process._prepare(job, torch.device("cpu"), str(lock_dir))
+    finally:
+        writer.join(10)
+    assert job.failure is None and writer_done_before_call == [False, True]
