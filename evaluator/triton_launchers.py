@@ -50,13 +50,16 @@ def launcher_maker():
 
 def launcher_path(stubs: Path, signature: tuple[str, ...]) -> tuple[str, Path]:
     """The C source of `signature`'s launcher, and where Triton's file cache looks for it in
-    `stubs` (under the key Triton's compile_module_from_src gives the source)."""
+    `stubs`: the folder of the key compile_module_from_src gives the source, as get_cache_manager
+    spells it for the cache's manager."""
     from triton.backends.nvidia import driver
+    from triton.runtime import cache
     from triton.runtime.build import platform_key
 
     source = driver.make_launcher({}, dict(enumerate(signature)), None)
     key = hashlib.sha256((source + platform_key()).encode("utf-8")).hexdigest()
-    return source, stubs / key / f"{NAME}{sysconfig.get_config_var('EXT_SUFFIX')}"
+    spelled = getattr(cache, "_base32", lambda hex_key: hex_key)(key)
+    return source, stubs / spelled / f"{NAME}{sysconfig.get_config_var('EXT_SUFFIX')}"
 
 
 def build(stubs: Path, signature: tuple[str, ...]) -> Path:

@@ -74,31 +74,31 @@ def layered(monkeypatch, private, stubs) -> None:
 @per_signature
 def test_the_launcher_is_built_where_the_candidates_triton_looks_for_it(monkeypatch, tmp_path):
     """Triton's own compile_module_from_src, in a process whose cache is a private folder over the
-    stubs, asks for the file `build` wrote (the key is Triton's, computed by Triton)."""
+    stubs (the layered manager, as Triton's get_cache_manager makes it), finds the file `build`
+    wrote; stopped there, before it loads it (that needs a GPU driver)."""
     from triton.backends.nvidia import driver
     from triton.runtime import build as triton_build
 
     stubs, private = tmp_path / "stubs", tmp_path / "private"
     target = triton_launchers.build(stubs, GELU)
     assert target.is_file() and target.stat().st_mode & 0o444 == 0o444
-    asked = []
+    found = []
 
     class Found(Exception):
         pass
 
-    def manager(key):
-        found = triton_cache.LayeredCacheManager(key).get_file(f"{triton_launchers.NAME}"
-                                                                f"{triton_build.sysconfig.get_config_var('EXT_SUFFIX')}")
-        asked.append(found)
+    def get_file(manager, filename):
+        found.append(lookup(manager, filename))
         raise Found
 
+    lookup = triton_cache.LayeredCacheManager.get_file
+    monkeypatch.setattr(triton_cache.LayeredCacheManager, "get_file", get_file)
     layered(monkeypatch, private, stubs)
-    monkeypatch.setattr(triton_build, "get_cache_manager", manager)
     with pytest.raises(Found):
         triton_build.compile_module_from_src(src=driver.make_launcher({}, dict(enumerate(GELU)), None),
                                              name=triton_launchers.NAME, library_dirs=driver.library_dirs(),
                                              include_dirs=driver.include_dirs, libraries=driver.libraries)
-    assert asked == [str(target)]
+    assert found == [str(target)]
     assert triton_launchers.build(stubs, GELU) == target  # there already: not built again
 
 
