@@ -100,10 +100,6 @@ class LauncherBuilder:
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="triton launchers")
         self._pending: list[Future] = []
 
-    @property
-    def enabled(self) -> bool:
-        return self.stubs is not None
-
     def request(self, signatures: Iterable[tuple]) -> int:
         """Queues the valid signatures not asked for before; how many were queued."""
         if self.stubs is None:

@@ -21,24 +21,30 @@ def test_the_spread_for_each_floor_comes_from_each_measurements_first_calls():
     assert "| T | 12.0 | 5-6 | 2.0 |" in baseline_stability.table([row])
 
 
-def test_a_task_is_timed_as_the_baseline_process_times_it(suite, monkeypatch):
-    """On the CPU, on a stand-in clock that advances 1 ms for each reference call and not with the
-    host's own work, so that a loaded machine changes nothing; small inputs."""
-    from evaluator import timing
+def reference_on_the_stand_in_clock(suite, monkeypatch, seconds: float):
+    """Activation/gelu on small inputs, each reference call advancing a stand-in clock by `seconds`
+    (the clock moves with nothing else, so a loaded machine changes nothing)."""
     from tests.evaluator.gpu_stand_ins import FakeGPU
 
     gpu, log = FakeGPU(), []
     gpu.install(monkeypatch)
-    call = gpu.calls(1e-3, log)
+    call = gpu.calls(seconds, log)
     gelu = suite["Activation/gelu"]
 
-    def timed_reference(*args, **kwargs):
+    def reference(*args, **kwargs):
         call(False)
         return gelu.reference(*args, **kwargs)
-    small = dataclasses.replace(gelu, reference=timed_reference,
-                                make_inputs=lambda seed, size, mode, dtype: gelu.make_inputs(seed, "small", mode, dtype))
+    return dataclasses.replace(gelu, reference=reference,
+                               make_inputs=lambda seed, size, mode, dtype: gelu.make_inputs(seed, "small", mode, dtype))
+
+
+def test_a_task_is_timed_as_the_baseline_process_times_it(suite, monkeypatch):
+    from evaluator import timing
+
+    small = reference_on_the_stand_in_clock(suite, monkeypatch, 1e-3)
     row = baseline_stability.measure_task(small, repeats=2, device=torch.device("cpu"))
-    assert row["task"] == "Activation/gelu" and len(row["seconds"]) == 2
+    assert row["task"] == "Activation/gelu"
+    assert len(row["seconds"]) == 2  # one entry per measurement; their values are the host's, not checked
     assert row["median_ms"] == pytest.approx(1.0)  # the stand-in clock's, not a measured time
     assert row["calls"] == [timing.TimingPolicy().min_reps] * 2  # a fast, steady call: the policy's minimum
     assert row["cv_all"] == pytest.approx(0.0, abs=1e-9) and max(row["cv_by_floor"]) == min(row["calls"])
@@ -49,18 +55,8 @@ def test_a_slow_reference_is_timed_its_floor_of_calls(suite, monkeypatch, floor)
     """A reference call of 2 s (on a stand-in clock) is timed the baseline process's floor of times,
     or `--floor` times, so that the data for a higher floor can still be gathered."""
     from evaluator.sandboxed.baseline_process import BASELINE_FLOOR
-    from tests.evaluator.gpu_stand_ins import FakeGPU
 
-    gpu, log = FakeGPU(), []
-    gpu.install(monkeypatch)
-    call = gpu.calls(2.0, log)
-    gelu = suite["Activation/gelu"]
-
-    def slow_reference(*args, **kwargs):
-        call(False)
-        return gelu.reference(*args, **kwargs)
-    slow = dataclasses.replace(gelu, reference=slow_reference,
-                               make_inputs=lambda seed, size, mode, dtype: gelu.make_inputs(seed, "small", mode, dtype))
+    slow = reference_on_the_stand_in_clock(suite, monkeypatch, 2.0)
     row = baseline_stability.measure_task(slow, repeats=2, device=torch.device("cpu"), floor=floor)
     assert row["calls"] == [floor or BASELINE_FLOOR] * 2
     assert row["median_ms"] == pytest.approx(2000.0)  # the stand-in clock's, not a measured time

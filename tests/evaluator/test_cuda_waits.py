@@ -36,10 +36,13 @@ def _timed_now():
         os.close(fd)
 
 
+_OUTSIDE_TIMING = 0x04  # blocking synchronization, as the evaluator sets it
+
+
 def _check_waits():
     flags = ctypes.c_uint()
     assert _CUDA.cuCtxGetFlags(ctypes.byref(flags)) == 0
-    expected = 0x01 if _timed_now() else 0x04
+    expected = 0x01 if _timed_now() else _OUTSIDE_TIMING
     if flags.value & 0x07 != expected:
         raise RuntimeError(f"the context waits by {flags.value & 0x07:#x}, not {expected:#x}")
 '''
@@ -56,6 +59,30 @@ def test_a_candidate_sleeps_in_its_waits_and_spins_while_timed(gpu_unchecked, ge
     assert result.correct, result.reason
     assert result.performance is not None and result.performance.candidate.reps > 0
     assert result.memory_check == "memcheck"
+
+
+# The adversary's version: static checks off, it sets its own context to yield (0x02) as it is
+# imported, and still finds itself spinning whenever it is timed.
+SETS_ITS_OWN_WAITS = WAITS_CHECKED + '''
+_OUTSIDE_TIMING = 0x02
+import torch  # noqa: E402
+torch.zeros(1, device="cuda")  # its context, made now if not made yet
+_own = ctypes.c_uint()
+_CUDA.cuCtxGetFlags(ctypes.byref(_own))
+assert _CUDA.cuCtxSetFlags((_own.value & ~0x07) | _OUTSIDE_TIMING) == 0
+'''
+
+
+def test_a_candidate_that_sets_its_own_waits_is_still_timed_spinning(gpu_unchecked, gelu_task):
+    from evaluator import cuda_waits
+
+    if not cuda_waits.can_switch():
+        pytest.skip("this driver cannot switch a live context's waits (cuCtxSetFlags)")
+    source = gelu_candidate("y = torch.empty_like(input)\nlaunch(input, y, approximate)\n_check_waits()\nreturn y",
+                            header=SETS_ITS_OWN_WAITS)
+    result = gpu_unchecked.evaluate(gelu_task, source)
+    assert result.correct, result.reason
+    assert result.performance is not None and result.performance.candidate.reps > 0
 
 
 def test_a_context_made_to_sleep_spins_inside_spinning_and_sleeps_again_after():
