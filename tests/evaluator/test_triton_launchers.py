@@ -127,3 +127,33 @@ def test_an_evaluation_leaves_its_kernels_launcher_for_the_next_ones(gpu, honest
     gpu.launchers.wait()
     _, target = triton_launchers.launcher_path(gpu.launchers.stubs, GELU)
     assert target.is_file()
+
+
+FORGED_REPORT = '''
+import gc
+from evaluator.sandboxed.guards import LaunchRecorder
+
+for _found in gc.get_objects():
+    if isinstance(_found, LaunchRecorder):
+        _found.launchers.update({("i32); system(\\"id\\"); (void)(0",), ("*fp32", "i32"), ("i32",) * 500,
+                                 ("nvTmaDesc", "i32")})
+'''
+
+
+def test_a_candidate_that_forges_its_launcher_report_gets_only_valid_signatures_built(monkeypatch, tmp_path, suite):
+    """Static checks off, the candidate adds signatures of its own to its process's report (the
+    report travels in its process's CasesDone): the evaluator builds only the valid one."""
+    from evaluator.evaluate import Evaluator, EvaluatorConfig
+
+    built = []
+    monkeypatch.setattr(triton_launchers, "launcher_maker", lambda: object())
+    monkeypatch.setattr(triton_launchers, "build", lambda stubs, signature: built.append(signature))
+    task = suite["Activation/gelu"]
+    config = EvaluatorConfig(device="cpu", static_checks=False, cache_dir=tmp_path / "cache")
+    with Evaluator(config) as evaluator:
+        evaluator.launchers.close()
+        evaluator.launchers = LauncherBuilder(tmp_path / "stubs")
+        result = evaluator.evaluate(task, FORGED_REPORT + task.solution_path.read_text())
+        evaluator.launchers.wait()
+    assert result.correct, result.reason
+    assert built == [("*fp32", "i32")]
