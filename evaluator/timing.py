@@ -85,8 +85,9 @@ def median_is_stable(samples_ms: list[float], target_rel_se: float) -> bool:
 
 @dataclass(frozen=True)
 class WarmUp:
-    """What warm-up calls found (ms): the longest host time of one call, and the time of the last
-    whole call, the GPU finishing it."""
+    """What warm-up calls found (ms): the longest host time of one warm call (every call but the
+    first, which loads the call's libraries and kernels; the first where it is the only one), and
+    the time of the last whole call, the GPU finishing it."""
 
     host_ms: float
     rep_ms: float
@@ -116,19 +117,24 @@ def _spin_cycles_per_ms() -> float:
 
 
 def warm_up(call, prepare, n_sets: int, policy: TimingPolicy, after=None, between=None) -> WarmUp:
-    """Warm-up calls: the longest host time of one call (launching it), and the time of the last
-    whole repetition (restoring inputs, the call, the GPU finishing it). When the second call or a
-    later one still takes more than half the time cap, the call is slow rather than cold, and
-    warm-up ends there. `between()` runs between two calls, the GPU's work finished."""
+    """Warm-up calls: the longest host time of one warm call (launching it; see `WarmUp`), and the
+    time of the last whole repetition (restoring inputs, the call, the GPU finishing it). When the
+    second call or a later one still takes more than half the time cap, the call is slow rather
+    than cold, and warm-up ends there. `between()` runs between two calls, the GPU's work finished.
+
+    The first call's host time is left out because the GPU spins 1.5 times the host time before
+    every timed call: a first call that loads kernels or a library's handles (tens of ms) made it
+    spin its 20 ms cap before each of 30 calls of a reference that launches in under a millisecond."""
     perf_counter, sync = _perf_counter, _synchronize
-    host_ms = rep_ms = 0.0
+    hosts_ms: list[float] = []
+    rep_ms = 0.0
     for i in range(policy.warmup_calls):
         began = perf_counter()
         prepare(i % n_sets)
         sync()
         t0 = perf_counter()
         call(False)
-        host_ms = max(host_ms, (perf_counter() - t0) * 1e3)
+        hosts_ms.append((perf_counter() - t0) * 1e3)
         sync()
         if after is not None:
             after(i % n_sets)
@@ -137,7 +143,7 @@ def warm_up(call, prepare, n_sets: int, policy: TimingPolicy, after=None, betwee
             break
         if between is not None and i < policy.warmup_calls - 1:
             between()
-    return WarmUp(host_ms, rep_ms)
+    return WarmUp(max(hosts_ms[1:] or hosts_ms or [0.0]), rep_ms)
 
 
 def measure(call: Callable[[bool], None], prepare: Callable[[int], None], n_sets: int,

@@ -118,6 +118,32 @@ def test_a_fast_call_still_gets_the_policys_minimum_repetitions(monkeypatch):
     assert not any(log[:policy.warmup_calls]) and log[policy.warmup_calls + policy.guard_every - 1] is True
 
 
+def test_the_spin_before_each_call_follows_the_warm_calls_not_the_first_one(monkeypatch):
+    """The GPU spins 1.5x a call's host time before each timed call. A first call that loads the
+    kernels and a library's handles takes tens of ms of host time once; counted, it made a call
+    that launches in 0.1 ms spin the 20 ms cap before every repetition."""
+    from evaluator.timing import MAX_SPIN_MS, TimingPolicy, measure
+    gpu, log = FakeGPU(), []
+    gpu.install(monkeypatch)
+    warm = gpu.calls(1e-4, log)
+
+    def call(guarded):
+        gpu.now += 0.05 if not log else 0.0
+        warm(guarded)
+    m = measure(call, prepare=lambda k: None, n_sets=2, policy=TimingPolicy(max_seconds=3.0))
+    cycles_per_ms = 1000.0
+    assert m.spin == int((1.5 * 0.1 + 0.05) * cycles_per_ms) < MAX_SPIN_MS * cycles_per_ms
+
+
+def test_a_single_warm_up_call_still_sets_the_spin(monkeypatch):
+    from evaluator.timing import TimingPolicy, measure
+    gpu, log = FakeGPU(), []
+    gpu.install(monkeypatch)
+    m = measure(gpu.calls(2e-3, log), prepare=lambda k: None, n_sets=2,
+                policy=TimingPolicy(max_seconds=3.0, warmup_calls=1))
+    assert m.spin == int((1.5 * 2.0 + 0.05) * 1000.0)
+
+
 @pytest.mark.parametrize("seconds", [2.0, 1e-4])
 def test_a_reference_is_timed_without_thrown_away_repetitions_under_its_exclusive_hold(monkeypatch, seconds):
     """The eager baseline holds the GPU exclusively: guarded repetitions (which check a candidate and
