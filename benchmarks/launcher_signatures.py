@@ -9,6 +9,8 @@ distinct launcher sources those make: what the stubs layer holds once the suite 
 
 Where launchers are per signature, `--builds` of them are then built as the evaluator builds them
 (`triton_launchers.build`, into an empty folder), each timed: wall seconds and gcc's CPU seconds.
+Each task's compiling is also measured in CPU seconds: this process's (Triton's compiler runs in its
+threads, as in the scout) and its children's (ptxas).
 
 Runs without a GPU (Triton's compiler and ptxas only). Standard-size inputs are made small (same
 dtypes and modes), so a signature that only a standard size's magnitude changes is not seen.
@@ -104,12 +106,21 @@ def measure(task_ids: list[str] | None, arch: int, builds: int = 0) -> dict:
     for task in load_suite().values():
         if task_ids and task.id not in task_ids:
             continue
-        before = len(seen)
+        before, cpu_before = len(seen), cpu_seconds()
         compiled = compiled_signatures(task, scout, seen)
-        mine = seen[before:]
-        rows[task.id] = {"compiled": compiled, "signatures": len(set(mine)), "launchers": launcher_sources(mine)}
+        mine, cpu = seen[before:], [round(b - a, 2) for a, b in zip(cpu_before, cpu_seconds())]
+        rows[task.id] = {"compiled": compiled, "signatures": len(set(mine)), "launchers": launcher_sources(mine),
+                         "cpu_s": cpu[0], "compiler_cpu_s": cpu[1]}
     return {"tasks": rows, "compiled": len(seen), "signatures": len(set(seen)), "launchers": launcher_sources(seen),
+            "cpu_s": round(sum(r["cpu_s"] for r in rows.values()), 1),
+            "compiler_cpu_s": round(sum(r["compiler_cpu_s"] for r in rows.values()), 1),
             "builds": build_times(seen, builds)}
+
+
+def cpu_seconds() -> tuple[float, float]:
+    """CPU seconds of this process (Triton's compiler runs in it) and of its ended children (ptxas)."""
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime, children.ru_utime + children.ru_stime
 
 
 def main() -> None:
@@ -125,7 +136,8 @@ def main() -> None:
     launchers = summary["launchers"]
     print(f"{len(summary['tasks'])} tasks: {summary['compiled']} kernel specializations compiled, "
           f"{summary['signatures']} distinct signatures, "
-          + (f"{launchers} distinct launchers" if launchers is not None else "one launcher for every kernel"))
+          + (f"{launchers} distinct launchers" if launchers is not None else "one launcher for every kernel")
+          + f"; compiling took {summary['cpu_s']} CPU s in this process and {summary['compiler_cpu_s']} in ptxas")
     if summary["builds"]:
         seconds = [b["seconds"] for b in summary["builds"]]
         cpu = [b["gcc_cpu_seconds"] for b in summary["builds"]]

@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -22,4 +24,6 @@ def test_a_tasks_kernels_are_compiled_and_their_signatures_counted(tmp_path):
     assert gelu["compiled"] >= 3 and gelu["compiled"] == summary["compiled"]
     assert 1 <= gelu["signatures"] <= gelu["compiled"]
     assert gelu["launchers"] is None or 1 <= gelu["launchers"] <= gelu["signatures"]
+    assert gelu["cpu_s"] > 0 and gelu["compiler_cpu_s"] > 0, "Triton's passes in the process, ptxas in children"
+    assert summary["cpu_s"] == pytest.approx(gelu["cpu_s"], abs=0.05)
     assert "1 tasks: " in done.stdout
