@@ -68,7 +68,7 @@ print("  scored:", len(results), "verdicts:", dict(collections.Counter(r["verdic
 phases = collections.Counter()
 for r in results:
     phases.update(r.get("phases") or {})
-print("  phases per evaluation (s):", {k: round(v / max(1, len(results)), 2) for k, v in sorted(phases.items())})
+print("  phases per evaluation, means (s):", {k: round(v / max(1, len(results)), 2) for k, v in sorted(phases.items())})
 holds = [json.loads(line) for line in open(sys.argv[5])] if Path(sys.argv[5]).exists() else []
 wall = max((h["released"] for h in holds), default=float(sys.argv[3])) - float(sys.argv[3])
 for gpu, use in bench.exclusive_by_gpu(holds).items():
@@ -81,6 +81,11 @@ for h in holds:
         by_what[h["what"]].append(h["released"] - h["got"])
 for what, spans in sorted(by_what.items()):
     print(f"  exclusive {what!r}: {len(spans)} holds, {sum(spans):.1f} s, longest {max(spans):.2f} s")
+timed = collections.Counter()  # what the timed calls alone make of those holds
+for r in results:
+    for label, stats in ((k, (r.get("performance") or {}).get(k)) for k in ("candidate", "eager", "compiled")):
+        timed[label] += stats["median_ms"] * stats["reps"] / 1e3 if stats else 0.0
+print("  timed calls (median x repetitions, summed): " + ", ".join(f"{k} {v:.1f} s" for k, v in timed.items() if v))
 for (kind, what), n, seconds in bench.drain_waits(holds, {})[:5]:
     print(f"  exclusive holds waited {seconds:.1f} s ({n} waits) for the last {what!r} hold in their way")
 logged = [json.loads(line) for line in open(sys.argv[6])] if Path(sys.argv[6]).exists() else []

@@ -5,12 +5,14 @@ types are recorded. Where Triton builds a C launcher for each signature (3.6), a
 distinct launcher sources those make: what the stubs layer holds once the suite has run
 (evaluator/triton_launchers.py).
 
-    python benchmarks/launcher_signatures.py [--tasks id ...] [--arch 90] [--builds 5] [--json out.json]
+    python benchmarks/launcher_signatures.py [--tasks id ...] [--arch 90] [--builds 5] [--stages] [--json out.json]
 
 Where launchers are per signature, `--builds` of them are then built as the evaluator builds them
 (`triton_launchers.build`, into an empty folder), each timed: wall seconds and gcc's CPU seconds.
 Each task's compiling is also measured in CPU seconds: this process's (Triton's compiler runs in its
-threads, as in the scout) and its children's (ptxas).
+threads, as in the scout) and its children's (ptxas); with `--stages`, the thread CPU seconds of each
+of Triton's compile stages in all (the front end that turns the kernel's Python into Triton IR, and
+the backend's stages after it).
 
 Runs without a GPU (Triton's compiler and ptxas only). Standard-size inputs are made small (same
 dtypes and modes), so a signature that only a standard size's magnitude changes is not seen.
@@ -19,13 +21,16 @@ dtypes and modes), so a signature that only a standard size's magnitude changes 
 from __future__ import annotations
 
 import argparse
+import inspect
 import json
 import os
 import resource
 import statistics
 import sys
 import tempfile
+import threading
 import time
+from collections import Counter
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -83,7 +88,38 @@ def build_times(signatures: list[tuple], count: int) -> list[dict]:
     return times
 
 
-def measure(task_ids: list[str] | None, arch: int, builds: int = 0) -> dict:
+STAGES = ("make_ttir", "make_ttgir", "make_llir", "make_ptx", "make_cubin")
+
+
+def timed_stages() -> Counter:
+    """Thread CPU seconds of each of Triton's compile stages, summed as they run on any thread: the
+    front end (`ASTSource.make_ir`, the kernel's Python to Triton IR) and the CUDA backend's stages
+    (make_cubin's own part; ptxas, its child process, is not in it)."""
+    from triton.backends.nvidia.compiler import CUDABackend
+    from triton.compiler.compiler import ASTSource
+
+    spent: Counter = Counter()
+    lock = threading.Lock()
+
+    def timed(owner, name: str, label: str) -> None:
+        original, static = getattr(owner, name), isinstance(inspect.getattr_static(owner, name), staticmethod)
+
+        def run(*args, **kwargs):
+            began = time.thread_time()
+            try:
+                return original(*args, **kwargs)
+            finally:
+                with lock:
+                    spent[label] += time.thread_time() - began
+        setattr(owner, name, staticmethod(run) if static else run)
+
+    timed(ASTSource, "make_ir", "front end (make_ir)")
+    for stage in STAGES:
+        timed(CUDABackend, stage, stage)
+    return spent
+
+
+def measure(task_ids: list[str] | None, arch: int, builds: int = 0, stages: bool = False) -> dict:
     os.environ.pop("TRITON_INTERPRET", None)
     os.environ["TRITON_CACHE_DIR"] = tempfile.mkdtemp(prefix="launcher-signatures-")
     from triton.compiler import compiler
@@ -99,6 +135,7 @@ def measure(task_ids: list[str] | None, arch: int, builds: int = 0) -> dict:
         seen.append(tuple(getattr(src, "signature", {}).values()))
 
     compiler.CompiledKernel.__init__ = recorded
+    spent = timed_stages() if stages else Counter()
     scout = Scout(2)
     if not scout.install({"backend": "cuda", "arch": arch, "warp_size": 32}):
         raise SystemExit("this Triton has no compile hooks (knobs): nothing to measure")
@@ -114,7 +151,7 @@ def measure(task_ids: list[str] | None, arch: int, builds: int = 0) -> dict:
     return {"tasks": rows, "compiled": len(seen), "signatures": len(set(seen)), "launchers": launcher_sources(seen),
             "cpu_s": round(sum(r["cpu_s"] for r in rows.values()), 1),
             "compiler_cpu_s": round(sum(r["compiler_cpu_s"] for r in rows.values()), 1),
-            "builds": build_times(seen, builds)}
+            "stage_cpu_s": {k: round(v, 2) for k, v in spent.items()}, "builds": build_times(seen, builds)}
 
 
 def cpu_seconds() -> tuple[float, float]:
@@ -128,9 +165,10 @@ def main() -> None:
     parser.add_argument("--tasks", nargs="*")
     parser.add_argument("--arch", type=int, default=90, help="the GPU target compiled for (90: H100/H200)")
     parser.add_argument("--builds", type=int, default=5, help="launchers built and timed afterwards")
+    parser.add_argument("--stages", action="store_true", help="also each compile stage's CPU seconds")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
-    summary = measure(args.tasks, args.arch, args.builds)
+    summary = measure(args.tasks, args.arch, args.builds, args.stages)
     if args.json:
         args.json.write_text(json.dumps(summary, indent=1))
     launchers = summary["launchers"]
@@ -138,6 +176,8 @@ def main() -> None:
           f"{summary['signatures']} distinct signatures, "
           + (f"{launchers} distinct launchers" if launchers is not None else "one launcher for every kernel")
           + f"; compiling took {summary['cpu_s']} CPU s in this process and {summary['compiler_cpu_s']} in ptxas")
+    if summary["stage_cpu_s"]:
+        print("CPU s by compile stage: " + ", ".join(f"{k} {v}" for k, v in summary["stage_cpu_s"].items()))
     if summary["builds"]:
         seconds = [b["seconds"] for b in summary["builds"]]
         cpu = [b["gcc_cpu_seconds"] for b in summary["builds"]]

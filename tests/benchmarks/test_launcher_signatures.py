@@ -16,7 +16,7 @@ def test_a_tasks_kernels_are_compiled_and_their_signatures_counted(tmp_path):
     out = tmp_path / "signatures.json"
     env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
     done = subprocess.run([sys.executable, "benchmarks/launcher_signatures.py", "--tasks", "Activation/gelu",
-                           "--json", str(out)], cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+                           "--stages", "--json", str(out)], cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-2000:]
     summary = json.loads(out.read_text())
     gelu = summary["tasks"]["Activation/gelu"]
@@ -26,4 +26,7 @@ def test_a_tasks_kernels_are_compiled_and_their_signatures_counted(tmp_path):
     assert gelu["launchers"] is None or 1 <= gelu["launchers"] <= gelu["signatures"]
     assert gelu["cpu_s"] > 0 and gelu["compiler_cpu_s"] > 0, "Triton's passes in the process, ptxas in children"
     assert summary["cpu_s"] == pytest.approx(gelu["cpu_s"], abs=0.05)
-    assert "1 tasks: " in done.stdout
+    stages = summary["stage_cpu_s"]
+    assert set(stages) == {"front end (make_ir)", "make_ttir", "make_ttgir", "make_llir", "make_ptx", "make_cubin"}
+    assert stages["make_llir"] > 0 and stages["front end (make_ir)"] > 0
+    assert "1 tasks: " in done.stdout and "CPU s by compile stage: " in done.stdout
