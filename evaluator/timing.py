@@ -124,7 +124,8 @@ def warm_up(call, prepare, n_sets: int, policy: TimingPolicy, after=None, betwee
 
     The first call's host time is left out because the GPU spins 1.5 times the host time before
     every timed call: a first call that loads kernels or a library's handles (tens of ms) made it
-    spin its 20 ms cap before each of 30 calls of a reference that launches in under a millisecond."""
+    spin its 20 ms cap before every timed call of 22 of 97 eager references on an H200, most of
+    which launch in under a millisecond (benchmarks/baseline_spin.py)."""
     perf_counter, sync = _perf_counter, _synchronize
     hosts_ms: list[float] = []
     rep_ms = 0.0
