@@ -15,7 +15,9 @@ crashes only leaves the compiling to the candidate.
 
 from __future__ import annotations
 
+import itertools
 import os
+import queue
 import threading
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
@@ -31,6 +33,10 @@ from evaluator.sandboxed.channel import Channel
 
 META = torch.device("meta")
 SCOUT_NICE = 10
+ASK_SECONDS = 10.0  # the evaluator answers from a file read; past this the scout compiles itself
+# The IR's source locations name the candidate's file, in a scratch folder of its own in every
+# evaluation: asked under one name, the same kernel is the same IR (the name is debug information).
+SCRATCH_STAND_IN = "/candidate"
 
 
 def compile_threads() -> int:
@@ -167,6 +173,60 @@ class Scout:
         return len(self.compiles) - failed, failed
 
 
+class StoredStages:
+    """In the scout: after Triton's IR stage, `ask(ir_text, options)` for the kernel compiled from
+    that IR elsewhere (evaluator/ir_store.py); an answer stands in for the backend's later stages,
+    so Triton's own compile loop writes it into the evaluation's cache as if it had compiled it. No
+    answer, or options beyond a launch's: the backend compiles as usual."""
+
+    def __init__(self, ask: Callable[[str, dict[str, Any]], Any]):
+        self.ask = ask
+
+    def install(self) -> bool:
+        try:
+            from triton.backends.nvidia.compiler import CUDABackend
+        except ImportError:
+            return False
+        original, stored = CUDABackend.add_stages, self
+
+        def add_stages(backend, stages, options, *args, **kwargs):
+            original(backend, stages, options, *args, **kwargs)
+            stored.stand_in(backend, stages, options)
+
+        CUDABackend.add_stages = add_stages
+        return True
+
+    def stand_in(self, backend, stages: dict, options) -> None:
+        from evaluator.ir_store import OPTIONS, OWN_METADATA, STAGES
+
+        sent = {name: getattr(options, name) for name in OPTIONS if hasattr(options, name)}
+        if "ttir" not in stages or not all(stage in stages for stage in STAGES):
+            return  # not a Triton kernel's compile (Gluon's starts at its own IR)
+        if backend.parse_options(dict(sent)) != options:
+            return
+        own, found = {stage: stages[stage] for stage in STAGES}, []
+
+        def first(module, metadata):
+            answer = self.ask(str(module), sent)
+            if answer is None:
+                return own[STAGES[0]](module, metadata)
+            found.append(answer)
+            metadata.update({k: v for k, v in answer.metadata.items() if k not in OWN_METADATA})
+            return answer.stages[STAGES[0]].decode()
+
+        def later(stage: str):
+            def run(module, metadata):
+                if not found:
+                    return own[stage](module, metadata)
+                content = found[0].stages[stage]
+                return content if stage == "cubin" else content.decode()
+            return run
+
+        stages[STAGES[0]] = first
+        for stage in STAGES[1:]:
+            stages[stage] = later(stage)
+
+
 def scout_call(entry: Callable, inputs_file: str) -> None:
     """One dry call on meta inputs; whatever the candidate raises on them is its own business."""
     try:
@@ -176,11 +236,65 @@ def scout_call(entry: Callable, inputs_file: str) -> None:
         pass
 
 
+class EvaluatorLine:
+    """The scout's channel, shared by its main thread (the cases, one after another) and its
+    compile threads (each asking the evaluator for a stored compile and waiting for the answer): a
+    reader thread routes what the evaluator sends."""
+
+    def __init__(self, channel: Channel, scratch: Path):
+        self.channel, self.scratch = channel, scratch
+        self.sending = threading.Lock()
+        self.commands: queue.Queue[Any] = queue.Queue()
+        self.answers: dict[int, Future] = {}
+        self.asked = itertools.count()
+        self.answered = 0
+        threading.Thread(target=self._route, name="scout channel", daemon=True).start()
+
+    def _route(self) -> None:
+        while True:
+            try:
+                command = protocol.parse_command(self.channel.recv())
+            except (EOFError, OSError, ValueError, protocol.ProtocolError):
+                self.commands.put(None)
+                return
+            waiting = self.answers.pop(command.id, None) if isinstance(command, protocol.IRAnswer) else None
+            if waiting is not None:
+                waiting.set_result(command.folder)
+            elif not isinstance(command, protocol.IRAnswer):
+                self.commands.put(command)
+
+    def next_command(self) -> Any:
+        return self.commands.get()
+
+    def send(self, message: Any) -> None:
+        with self.sending:
+            self.channel.send(protocol.encode(message))
+
+    def ask(self, ir_text: str, options: dict[str, Any]) -> Any:
+        """The evaluator's stored compile of this IR, or None (on no answer within ASK_SECONDS too)."""
+        from evaluator.ir_compiler import read_compiled
+
+        number = next(self.asked)
+        name = f"ir-{number}.ttir"
+        (self.scratch / name).write_text(ir_text.replace(str(self.scratch), SCRATCH_STAND_IN))
+        answer: Future = Future()
+        self.answers[number] = answer
+        self.send(protocol.IRAsked(id=number, file=name, options=options))
+        try:
+            folder = answer.result(timeout=ASK_SECONDS)
+        except Exception:  # noqa: BLE001 - no answer in time: compile it here
+            return None
+        found = read_compiled(Path(folder)) if folder else None
+        if found is not None:
+            self.answered += 1
+        return found
+
+
 def serve(scratch: Path) -> None:
     os.environ["CUDA_VISIBLE_DEVICES"] = ""  # before anything initializes CUDA: the GPU is not the scout's
     _yield_cpu()
     job = protocol.read_job(scratch / "job.json")
-    channel = Channel(scratch / "ctl.sock")
+    line = EvaluatorLine(Channel(scratch / "ctl.sock"), scratch)
     board = CompileMarkers(job.compile_markers) if job.compile_markers else None
     scout = Scout(compile_threads(), board)
     target = job.triton_target
@@ -189,10 +303,11 @@ def serve(scratch: Path) -> None:
     except BaseException:  # noqa: BLE001
         entry = None
     if entry is not None and target and scout.install(target):
-        while isinstance(command := protocol.parse_command(channel.recv()), protocol.RunCase):
+        StoredStages(line.ask).install()
+        while isinstance(command := line.next_command(), protocol.RunCase):
             scout_call(entry, command.inputs)
     compiled, failed = scout.finish()
-    channel.send(protocol.encode(protocol.Scouted(compiled=compiled, failed=failed)))
+    line.send(protocol.Scouted(compiled=compiled, failed=failed, answered=line.answered))
 
 
 def main(scratch: str) -> None:

@@ -22,10 +22,11 @@ from typing import Callable, Iterator
 import torch
 
 from evaluator import (baseline, baseline_server, calibration, compile_scout, gpu_lock, gpu_memory_log, gpu_node,
-                       interpreter_probe, isolation, memcheck, memory_gate, probes, triton_launchers)
+                       interpreter_probe, ir_compiler, isolation, memcheck, memory_gate, probes, triton_launchers)
 from evaluator.environment import environment
 from evaluator.fork_server import ForkServer, secret_values
 from evaluator.integrity import ProjectIntegrity
+from evaluator.ir_store import IRStore
 from evaluator.judging import Judge
 from evaluator.redaction import Redactor
 from evaluator.reference_cache import ReferenceCache
@@ -116,8 +117,8 @@ class Evaluator:
                                 if cache_bytes != 0 else None)
         self.probe_offsets = probes.draw_seeds()
         self.second_look_offsets = probes.draw_seeds()  # new inputs again, where the first probe was slow
-        self._start_servers()
         self.triton_target = compile_scout.gpu_target(self.device)  # what compile scouts compile for
+        self._start_servers()
         self.sanitizer = memcheck.sanitizer_path() if self.on_gpu and self.config.memcheck else None
         # dtype name -> why this Triton's interpreter cannot judge it (CPU only; interpreter_probe.py)
         self.unjudgeable = ({} if self.on_gpu or not self.config.skip_unjudgeable
@@ -154,6 +155,9 @@ class Evaluator:
         self.server = ForkServer(interpret=not self.on_gpu, triton_stubs=stubs, hidden=hidden)
         self.launchers = triton_launchers.LauncherBuilder(stubs)
         self.baseline_server = baseline_server.BaselineServer(self.server, str(self.device), self.lock_dir)
+        self.ir_compiler = (ir_compiler.IRCompiler(IRStore(self.cache_dir / "triton-ir"), self.server,
+                                                   self.triton_target, self.limits)
+                            if self.scouting() and self.triton_target is not None and self.config.ir_store else None)
 
     def _start_calibration(self) -> None:
         """The GPU's peaks, measured while the first candidates start and compile."""
@@ -176,6 +180,8 @@ class Evaluator:
         self.judges.shutdown(wait=True, cancel_futures=True)
         self.probe_builder.shutdown(wait=True, cancel_futures=True)
         self.launchers.close()
+        if self.ir_compiler is not None:
+            self.ir_compiler.close()
         self.server.close()
         shutil.rmtree(self.work_dir, ignore_errors=True)
 

@@ -134,6 +134,23 @@ class Scouted:
     EVENT: ClassVar[str] = "scouted"
     compiled: int
     failed: int
+    answered: int = 0  # of the compiled, those whose later stages came from the IR store
+
+
+@dataclass(frozen=True)
+class IRAsked:
+    """A compile scout asks for the kernel compiled from the Triton IR in its scratch folder's
+    `file`, with these launch options (evaluator/ir_store.py)."""
+    EVENT: ClassVar[str] = "ir_asked"
+    id: int
+    file: str
+    options: dict
+
+
+@dataclass(frozen=True)
+class IRCompiled:
+    """The IR compile child wrote its stages (sandboxed/ir_compile_process.py)."""
+    EVENT: ClassVar[str] = "ir_compiled"
 
 
 @dataclass(frozen=True)
@@ -181,6 +198,14 @@ class RunCase:
 @dataclass(frozen=True)
 class CasesEnd:
     OP: ClassVar[str] = "cases_end"
+
+
+@dataclass(frozen=True)
+class IRAnswer:
+    """The compiled kernel a scout asked for, in a folder it may read; None: compile it yourself."""
+    OP: ClassVar[str] = "ir_answer"
+    id: int
+    folder: str | None = None
 
 
 @dataclass(frozen=True)
@@ -253,8 +278,8 @@ def parse_server_event(raw: Any) -> Any:
 
 EVENTS = {kind.EVENT: kind for kind in (DeviceReady, Imported, Failed, CallDone, CasesDone, Timed, Scouted,
                                          MemoryChecked, LockWaiting, LockHeld, BaselineReady, BaselineTimed,
-                                         BaselineFailed)}
-COMMANDS = {kind.OP: kind for kind in (RunCase, CasesEnd, TimeCalls, MeasureBaselines)}
+                                         BaselineFailed, IRAsked, IRCompiled)}
+COMMANDS = {kind.OP: kind for kind in (RunCase, CasesEnd, TimeCalls, MeasureBaselines, IRAnswer)}
 LOCK_EVENTS = (LockWaiting.EVENT, LockHeld.EVENT)
 
 

@@ -28,7 +28,7 @@ from evaluator.result import Verdict
 from evaluator.stage_failed import StageFailed
 
 OUTPUT_TAIL_BYTES = 2000
-CONFINED_KINDS = ("candidate", "scout", "memcheck")  # the processes that run candidate code
+CONFINED_KINDS = ("candidate", "scout", "memcheck", "ir_compile")  # those that run candidate code or read what it made
 FOOTPRINT_PERIOD = 0.25  # seconds between scans of a child's process tree and memory
 # The scratch disk is scanned before a child writing at DISK_FILL_RATE could pass its limit, and at
 # least every DISK_PERIOD_MAX seconds: a walk of its folders costs the evaluator more than a look at

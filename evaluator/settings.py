@@ -61,6 +61,9 @@ class EvaluatorConfig:
     # A compile scout runs beside the candidate's process and compiles its kernels ahead, many at
     # once (compile_scout.py). None: on an NVIDIA GPU only (the CPU interpreter compiles nothing).
     compile_scout: bool | None = None
+    # Kernels the scouts meet again are answered from a store of compiles of their Triton IR, made
+    # in a confined child from an IR asked for twice (ir_store.py); False: every scout compiles all.
+    ir_store: bool = True
     # Out-of-bounds accesses: Compute Sanitizer on a GPU (memcheck.py), the interpreter's own on the CPU.
     memcheck: bool = True
     # On the CPU, leave out the cases of dtypes this Triton's interpreter computes wrongly

@@ -136,7 +136,7 @@ def _become_child(request: protocol.Spawn) -> None:
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
     _die_with_parent()
     _redirect_output(scratch)
-    if request.kind in ("candidate", "scout", "memcheck"):  # each runs the candidate's code
+    if request.kind in ("candidate", "scout", "memcheck", "ir_compile"):  # the candidate's code, or what it made
         _confine(request)
     _apply_limits(request.limits)
     if request.kind == "memcheck":
@@ -149,6 +149,9 @@ def _become_child(request: protocol.Spawn) -> None:
     elif request.kind == "scout":
         from evaluator import compile_scout
         compile_scout.main(scratch)
+    elif request.kind == "ir_compile":
+        from evaluator.sandboxed import ir_compile_process
+        ir_compile_process.main(scratch)
     else:
         from evaluator.sandboxed import candidate_process
         candidate_process.main(scratch)

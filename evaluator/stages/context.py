@@ -7,6 +7,7 @@ import contextlib
 import time
 from concurrent.futures import Future
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterator
 
 from evaluator.result import EvalResult, TimingStats
@@ -31,6 +32,8 @@ class Evaluation:
     job: Job | None = None             # what the candidate's processes are told
     feed: CaseFeed | None = None
     reach: Reach | None = None
+    ir_answers: Path | None = None     # where its compile scout reads the IR store's answers (ir_compiler.py)
+    ir_asked: int = 0                  # its scout's questions so far
     box: Sandbox | None = None         # the process of the first share of cases; timed afterwards
     checker: MemcheckRun | None = None
     baseline: dict[str, TimingStats] | EarlyBaseline | None = None

@@ -11,6 +11,7 @@ import time
 from evaluator import protocol
 from evaluator.case_partition import EarliestFailure, Share, failure_stage, merged, split_by_dtype
 from evaluator.compile_markers import CompileMarkers
+from evaluator.ir_compiler import MAX_IR_QUESTIONS, answer_scout
 from evaluator.result import EvalResult, KernelInfo, Verdict
 from evaluator.sandbox import Sandbox
 from evaluator.stage_failed import StageFailed
@@ -106,13 +107,27 @@ def run_scout(ev: Evaluation, finished: threading.Event, result: EvalResult) -> 
             while not finished.is_set():
                 sent = send_ready_cases(box, feed, members, sent)
                 message = box.recv(timeout=FEED_POLL_SECONDS if sent < len(members) else SHARE_POLL_SECONDS)
-                if message is not None and isinstance(protocol.parse_event(message), protocol.Scouted):
+                event = protocol.parse_event(message) if message is not None else None
+                if isinstance(event, protocol.IRAsked):
+                    box.send(protocol.encode(_ir_answer(ev, box, event)))
+                elif isinstance(event, protocol.Scouted):
                     result.phases["scout"] = time.perf_counter() - began
+                    result.phases["scout_kernels_from_store"] = event.answered
                     return
     except Exception:  # noqa: BLE001 - ChildGone, a failed case build: the candidate's process reports its own
         return
     finally:
         CompileMarkers(ev.job.compile_markers).clear()  # nobody waits for the compiles of a scout that is gone
+
+
+def _ir_answer(ev: Evaluation, box: Sandbox, asked: protocol.IRAsked) -> protocol.IRAnswer:
+    """At most MAX_IR_QUESTIONS are read and answered per evaluation (a kernel specialization is
+    one; the suite's reference solutions have at most 52)."""
+    compiler = ev.scorer.ir_compiler
+    ev.ir_asked += 1
+    if compiler is None or ev.ir_answers is None or ev.ir_asked > MAX_IR_QUESTIONS:
+        return protocol.IRAnswer(id=asked.id)
+    return answer_scout(compiler, box.scratch, asked, ev.ir_answers)
 
 
 def _kernels(shares: list[Share]) -> list[KernelInfo]:

@@ -25,7 +25,11 @@ def start(ev: Evaluation, result: EvalResult) -> None:
     ev.held.callback(_close_feed, ev.feed, result)
     shared = sandbox_folder(Path(tempfile.mkdtemp(prefix="al-eval-", dir=scratch_root())))
     ev.held.callback(shutil.rmtree, shared, ignore_errors=True)
-    ev.reach = Reach(writable=(shared,), readable=tuple(p for p in (scorer.work_dir, scorer.lock_dir) if p),
+    if scorer.ir_compiler is not None:  # the evaluator writes here, the evaluation's processes only read
+        ev.ir_answers = Path(tempfile.mkdtemp(prefix="al-ir-", dir=scratch_root()))
+        ev.ir_answers.chmod(0o755)
+        ev.held.callback(shutil.rmtree, ev.ir_answers, ignore_errors=True)
+    ev.reach = Reach(writable=(shared,), readable=tuple(p for p in (scorer.work_dir, scorer.lock_dir, ev.ir_answers) if p),
                      gpu=scorer.on_gpu, gpu_node=scorer.gpu_node, triton_cache=sandbox_folder(shared / "triton"))
     if scorer.scouting():
         ev.job = dataclasses.replace(ev.job, compile_markers=str(sandbox_folder(shared / "compile-markers")),

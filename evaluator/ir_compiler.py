@@ -1,0 +1,167 @@
+"""The evaluator's end of the IR store (ir_store.py): it answers compile scouts' questions, and
+compiles an IR that a second question asks for, in a confined child of its own, for the ones after.
+
+An IR met once is compiled by its own scout as before and costs nothing more; from the second
+question on, the store's compile answers. Questions come with the IR as a file in the scout's
+scratch folder, which the scout controls: only a regular file is read, never through a link, and
+never more than MAX_IR_CHARS. What the child wrote is read the same way: the IR it compiled came from
+a candidate."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import stat
+import tempfile
+import threading
+import time
+from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from evaluator import protocol, triton_cache, wire
+from evaluator.ir_store import MAX_ENTRY_BYTES, MAX_IR_CHARS, STAGES, Compiled, IRStore, ir_key, requested_options
+from evaluator.sandbox import ChildGone, Limits, Reach, Sandbox
+
+IR_FILE = re.compile(r"ir-[0-9]{1,9}\.ttir")
+COMPILE_SECONDS = 120.0
+MAX_QUEUED = 64  # IRs waiting for a compile; more are let go (their scouts compile them)
+MAX_SIGHTINGS = 1 << 16  # keys remembered as seen once
+MAX_IR_QUESTIONS = 256  # a scout's questions read and answered; later ones are told to compile
+
+
+def read_regular(path: Path, limit: int) -> bytes | None:
+    """At most `limit` bytes of a regular file that a confined process could have replaced: never
+    through a link, never a pipe; None if it is not one or is larger."""
+    try:
+        fd = wire.open_regular(path)
+    except OSError:
+        return None
+    try:
+        if os.fstat(fd).st_size > limit:
+            return None
+        with os.fdopen(fd, "rb", closefd=False) as file:
+            data = file.read(limit + 1)
+    finally:
+        os.close(fd)
+    return data if len(data) <= limit else None
+
+
+def read_compiled(folder: Path) -> Compiled | None:
+    """Each stage and the metadata a child wrote in `folder` (a folder, not a link to one)."""
+    try:
+        if not stat.S_ISDIR(os.lstat(folder).st_mode):
+            return None
+    except OSError:
+        return None
+    stages, left = {}, MAX_ENTRY_BYTES
+    for name in (*STAGES, "metadata.json"):
+        data = read_regular(folder / name, left)
+        if data is None:
+            return None
+        stages[name], left = data, left - len(data)
+    try:
+        metadata = json.loads(stages.pop("metadata.json"))
+    except ValueError:
+        return None
+    return Compiled(stages, metadata) if isinstance(metadata, dict) else None
+
+
+class IRCompiler:
+    def __init__(self, store: IRStore, server, target: dict[str, Any], limits: Limits):
+        self.store, self.server, self.target, self.limits = store, server, target, limits
+        self.version = json.dumps([triton_cache.own_key() or "", _compile_environment()])
+        self.sightings: Counter[str] = Counter()
+        self.queued: set[str] = set()
+        self.lock = threading.Lock()
+        self.pool = ThreadPoolExecutor(1, thread_name_prefix="ir compile")
+        self.compiled = 0
+
+    def answer(self, ir_text: str, options: Any) -> Compiled | None:
+        """The stored compile of this IR with these options, or None (and, the second time it is
+        asked for, a compile queued)."""
+        sent = requested_options(options)
+        if sent is None or len(ir_text) > MAX_IR_CHARS:
+            return None
+        key = ir_key(ir_text, sent, self.target, self.version)
+        found = self.store.get(key)
+        if found is None:
+            self._seen(key, ir_text, sent)
+        return found
+
+    def _seen(self, key: str, ir_text: str, sent: dict[str, Any]) -> None:
+        with self.lock:
+            if len(self.sightings) >= MAX_SIGHTINGS:
+                self.sightings.clear()
+            self.sightings[key] += 1
+            if self.sightings[key] < 2 or key in self.queued or len(self.queued) >= MAX_QUEUED:
+                return
+            self.queued.add(key)
+        self.pool.submit(self._compile, key, ir_text, sent)
+
+    def _compile(self, key: str, ir_text: str, sent: dict[str, Any]) -> None:
+        try:
+            compiled = self.compile(ir_text, sent)
+            if compiled is not None and self.store.put(key, compiled):
+                self.compiled += 1
+        finally:
+            with self.lock:
+                self.queued.discard(key)
+
+    def compile(self, ir_text: str, sent: dict[str, Any]) -> Compiled | None:
+        """The IR compiled in a confined child; None if it failed or wrote something unreadable."""
+        request = json.dumps({"ir": ir_text, "options": sent, "target": self.target})
+        job = protocol.Job(task="ir compile", entry="", device="cpu")
+        try:
+            with Sandbox(self.server, "ir_compile", job, {"request.json": request}, self.limits, Reach()) as box:
+                deadline = time.monotonic() + COMPILE_SECONDS
+                while time.monotonic() < deadline:
+                    message = box.recv(timeout=1.0)
+                    if message is not None:
+                        done = isinstance(protocol.parse_event(message), protocol.IRCompiled)
+                        return read_compiled(box.scratch / "compiled") if done else None
+        except (ChildGone, protocol.ProtocolError, OSError):
+            return None
+        return None
+
+    def close(self) -> None:
+        self.pool.shutdown(wait=False, cancel_futures=True)
+
+
+def _compile_environment() -> dict[str, Any]:
+    """The environment variables Triton counts in its own cache key."""
+    try:
+        from triton.runtime.cache import get_cache_invalidating_env_vars
+    except ImportError:
+        try:
+            from triton.compiler.compiler import get_cache_invalidating_env_vars
+        except ImportError:
+            return {}
+    return {k: str(v) for k, v in sorted(get_cache_invalidating_env_vars().items())}
+
+
+def answer_scout(compiler: IRCompiler, scratch: Path, asked: protocol.IRAsked, answers: Path) -> protocol.IRAnswer:
+    """A scout's question answered: the stored compile copied into `answers` (a folder of the
+    evaluation's that its processes read and cannot write), or no folder."""
+    if not IR_FILE.fullmatch(asked.file):
+        return protocol.IRAnswer(id=asked.id)
+    data = read_regular(scratch / asked.file, MAX_IR_CHARS)
+    try:
+        found = compiler.answer(data.decode(), asked.options) if data is not None else None
+    except UnicodeDecodeError:
+        found = None
+    if found is None:
+        return protocol.IRAnswer(id=asked.id)
+    folder = Path(tempfile.mkdtemp(prefix="ir-", dir=answers))
+    try:
+        for name, content in {**found.stages, "metadata.json": json.dumps(found.metadata).encode()}.items():
+            (folder / name).write_bytes(content)
+            (folder / name).chmod(0o644)
+        folder.chmod(0o755)
+    except OSError:
+        shutil.rmtree(folder, ignore_errors=True)
+        return protocol.IRAnswer(id=asked.id)
+    return protocol.IRAnswer(id=asked.id, folder=str(folder))

@@ -1,0 +1,101 @@
+"""Compiled Triton kernels shared between evaluations, keyed by their Triton IR.
+
+Everything Triton's CUDA backend does after the Triton IR (the GPU dialect, LLVM, PTX, ptxas: 84% of
+the compile's CPU for the scaling workload's kernels, benchmarks/RESULTS.md) is a function of that
+IR's text, the compile options and the target: compiled from the IR text alone, a kernel's cubin and
+PTX are the bytes the JIT path makes. So an IR that evaluations meet again need not be compiled
+again, provided what is stored under its key is the compile of exactly that IR, made by code the
+candidate does not control:
+
+- the key is computed by the evaluator from the IR text, the options (only those a launch may set,
+  `OPTIONS`; a request with any other option changed is not answered) and the target;
+- an entry is written by the evaluator alone, from what a confined child that runs no candidate code
+  compiled from that text (`evaluator/sandboxed/ir_compile_process.py`);
+- the folder is never shown to a sandbox: a listing would show other evaluations' kernels. A
+  candidate's compile scout asks for one key at a time, and learns the compile of an IR it already
+  has, which it could have made itself.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+MAX_IR_CHARS = 4 << 20
+MAX_ENTRY_BYTES = 64 << 20
+STAGES = ("ttgir", "llir", "ptx", "cubin")
+# The compile options a kernel's launch may set, with their types; every other option keeps
+# Triton's default (those include paths: extern libraries, an IR override, ptxas options).
+OPTIONS: dict[str, tuple[type, ...]] = {
+    "num_warps": (int,), "num_ctas": (int,), "num_stages": (int,), "maxnreg": (int, type(None)),
+    "enable_fp_fusion": (bool,), "launch_cooperative_grid": (bool,), "launch_pdl": (bool,),
+    "debug": (bool,), "sanitize_overflow": (bool,),
+}
+# Metadata the compile records about the request rather than about the compiled code.
+OWN_METADATA = frozenset({"hash", "target"})
+
+
+def requested_options(options: dict[str, Any]) -> dict[str, Any] | None:
+    """The launch options of a request, each of its type (a bool is not taken for an int); None if
+    anything else is asked."""
+    if not isinstance(options, dict) or not set(options) <= set(OPTIONS):
+        return None
+    for name, value in options.items():
+        types = OPTIONS[name]
+        if type(value) not in types:
+            return None
+    return dict(sorted(options.items()))
+
+
+def ir_key(ir_text: str, options: dict[str, Any], target: dict[str, Any], triton_key: str) -> str:
+    blob = json.dumps({"ir": ir_text, "options": options, "target": target, "triton": triton_key}, sort_keys=True)
+    return hashlib.sha256(blob.encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class Compiled:
+    """What Triton's backend made of one IR: each stage's output and the kernel's metadata."""
+
+    stages: dict[str, bytes]
+    metadata: dict[str, Any]
+
+    def size(self) -> int:
+        return sum(len(v) for v in self.stages.values()) + len(json.dumps(self.metadata))
+
+
+class IRStore:
+    """A folder of entries, one per key, each written whole (a folder renamed into place)."""
+
+    def __init__(self, folder: Path):
+        self.folder = folder
+        folder.mkdir(parents=True, exist_ok=True)
+        folder.chmod(0o700)
+
+    def get(self, key: str) -> Compiled | None:
+        entry = self.folder / key
+        try:
+            metadata = json.loads((entry / "metadata.json").read_text())
+            stages = {stage: (entry / stage).read_bytes() for stage in STAGES}
+        except (OSError, ValueError):
+            return None
+        return Compiled(stages, metadata)
+
+    def put(self, key: str, compiled: Compiled) -> bool:
+        if compiled.size() > MAX_ENTRY_BYTES or set(compiled.stages) != set(STAGES) or (self.folder / key).exists():
+            return False
+        staging = Path(tempfile.mkdtemp(prefix=".entry-", dir=self.folder))
+        try:
+            for stage, content in compiled.stages.items():
+                (staging / stage).write_bytes(content)
+            (staging / "metadata.json").write_text(json.dumps(compiled.metadata))
+            os.rename(staging, self.folder / key)
+        except OSError:
+            shutil.rmtree(staging, ignore_errors=True)
+            return False
+        return True
