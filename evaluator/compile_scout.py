@@ -71,7 +71,7 @@ class CompileOnlyDriver:
         return 0
 
 
-def _yield_cpu() -> None:
+def yield_cpu() -> None:
     """Compiling ahead comes after the evaluator, candidates holding the GPU lock and timing: the
     scout runs at a lower priority (on Linux the nice value is per thread; threads and the ptxas
     processes they start inherit it). Where the kernel groups each session's processes for the
@@ -292,7 +292,7 @@ class EvaluatorLine:
 
 def serve(scratch: Path) -> None:
     os.environ["CUDA_VISIBLE_DEVICES"] = ""  # before anything initializes CUDA: the GPU is not the scout's
-    _yield_cpu()
+    yield_cpu()
     job = protocol.read_job(scratch / "job.json")
     line = EvaluatorLine(Channel(scratch / "ctl.sock"), scratch)
     board = CompileMarkers(job.compile_markers) if job.compile_markers else None
@@ -303,7 +303,8 @@ def serve(scratch: Path) -> None:
     except BaseException:  # noqa: BLE001
         entry = None
     if entry is not None and target and scout.install(target):
-        StoredStages(line.ask).install()
+        if job.ir_store:
+            StoredStages(line.ask).install()
         while isinstance(command := line.next_command(), protocol.RunCase):
             scout_call(entry, command.inputs)
     compiled, failed = scout.finish()

@@ -23,12 +23,14 @@ import json
 import os
 import shutil
 import tempfile
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 MAX_IR_CHARS = 4 << 20
 MAX_ENTRY_BYTES = 64 << 20
+MAX_STORE_BYTES = 4 << 30  # past this the oldest entries go, down to three quarters of it
 STAGES = ("ttgir", "llir", "ptx", "cubin")
 # The compile options a kernel's launch may set, with their types; every other option keeps
 # Triton's default (those include paths: extern libraries, an IR override, ptxas options).
@@ -70,12 +72,15 @@ class Compiled:
 
 
 class IRStore:
-    """A folder of entries, one per key, each written whole (a folder renamed into place)."""
+    """A folder of entries, one per key, each written whole (a folder renamed into place), at most
+    MAX_STORE_BYTES in all (the evaluators of a machine share it; each counts what it finds)."""
 
     def __init__(self, folder: Path):
         self.folder = folder
         folder.mkdir(parents=True, exist_ok=True)
         folder.chmod(0o700)
+        self.lock = threading.Lock()
+        self.bytes = sum(size for _, size in self._entries())
 
     def get(self, key: str) -> Compiled | None:
         entry = self.folder / key
@@ -98,4 +103,29 @@ class IRStore:
         except OSError:
             shutil.rmtree(staging, ignore_errors=True)
             return False
+        with self.lock:
+            self.bytes += compiled.size()
+            if self.bytes > MAX_STORE_BYTES:
+                self._evict()
         return True
+
+    def _entries(self) -> list[tuple[Path, int]]:
+        """Each entry with its bytes, the oldest first."""
+        found = []
+        for entry in self.folder.iterdir():
+            if entry.name.startswith("."):
+                continue
+            try:
+                found.append((entry.stat().st_mtime, entry, sum(f.stat().st_size for f in entry.iterdir())))
+            except OSError:
+                continue
+        return [(entry, size) for _, entry, size in sorted(found)]
+
+    def _evict(self) -> None:
+        entries = self._entries()
+        self.bytes = sum(size for _, size in entries)
+        for entry, size in entries:
+            if self.bytes <= MAX_STORE_BYTES * 3 // 4:
+                break
+            shutil.rmtree(entry, ignore_errors=True)
+            self.bytes -= size

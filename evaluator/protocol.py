@@ -49,6 +49,7 @@ class Job:
     model_init: str | None = None
     compile_markers: str | None = None  # the compile scout's markers (compile_markers.py)
     triton_target: dict | None = None  # what the compile scout compiles for
+    ir_store: bool = False  # whether the compile scout asks the evaluator's IR store (ir_store.py)
     sanitizer: str | None = None  # Compute Sanitizer, for the memcheck process
 
 

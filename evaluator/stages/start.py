@@ -33,7 +33,7 @@ def start(ev: Evaluation, result: EvalResult) -> None:
                      gpu=scorer.on_gpu, gpu_node=scorer.gpu_node, triton_cache=sandbox_folder(shared / "triton"))
     if scorer.scouting():
         ev.job = dataclasses.replace(ev.job, compile_markers=str(sandbox_folder(shared / "compile-markers")),
-                                     triton_target=scorer.triton_target)
+                                     triton_target=scorer.triton_target, ir_store=ev.ir_answers is not None)
     if ev.timed:
         ev.baseline = timing.cached_baseline(ev) or timing.early_baseline(ev)
         ev.probing = scorer.probe_builder.submit(timing.probe_sets, ev)

@@ -78,3 +78,16 @@ def test_an_entry_too_large_or_missing_a_stage_is_not_stored(tmp_path, monkeypat
     partial = Compiled({"ttgir": b"x"}, {})
     assert not store.put("c" * 64, partial)
     assert sorted(p.name for p in (tmp_path / "store").iterdir()) == []
+
+
+def test_the_store_keeps_to_its_bound_by_letting_the_oldest_entries_go(tmp_path, monkeypatch):
+    import os
+    monkeypatch.setattr(ir_store, "MAX_STORE_BYTES", 4 * compiled(100).size())
+    store = IRStore(tmp_path / "store")
+    for n in range(5):
+        assert store.put(f"{n}" * 64, compiled(100))
+        os.utime(tmp_path / "store" / (f"{n}" * 64), (1000 + n, 1000 + n))
+    kept = sorted(p.name[0] for p in (tmp_path / "store").iterdir())
+    assert kept == ["2", "3", "4"], "down to three quarters of the bound, the oldest first"
+    assert store.get("4" * 64) == compiled(100) and store.get("0" * 64) is None
+    assert IRStore(tmp_path / "store").bytes == store.bytes == 3 * (4 * 100 + len('{"name": "k", "shared": 0}'))
