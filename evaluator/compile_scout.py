@@ -276,13 +276,14 @@ class EvaluatorLine:
 
         number = next(self.asked)
         name = f"ir-{number}.ttir"
-        (self.scratch / name).write_text(ir_text.replace(str(self.scratch), SCRATCH_STAND_IN))
         answer: Future = Future()
         self.answers[number] = answer
-        self.send(protocol.IRAsked(id=number, file=name, options=options))
         try:
+            (self.scratch / name).write_text(ir_text.replace(str(self.scratch), SCRATCH_STAND_IN))
+            self.send(protocol.IRAsked(id=number, file=name, options=options))
             folder = answer.result(timeout=ASK_SECONDS)
-        except Exception:  # noqa: BLE001 - no answer in time: compile it here
+        except Exception:  # noqa: BLE001 - not asked (a full disk, say) or no answer in time: compile it here
+            self.answers.pop(number, None)
             return None
         found = read_compiled(Path(folder)) if folder else None
         if found is not None:

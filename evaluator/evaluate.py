@@ -117,8 +117,11 @@ class Evaluator:
                                 if cache_bytes != 0 else None)
         self.probe_offsets = probes.draw_seeds()
         self.second_look_offsets = probes.draw_seeds()  # new inputs again, where the first probe was slow
-        self.triton_target = compile_scout.gpu_target(self.device)  # what compile scouts compile for
         self._start_servers()
+        self.triton_target = compile_scout.gpu_target(self.device)  # what compile scouts compile for
+        self.ir_compiler = (ir_compiler.IRCompiler(IRStore(self.cache_dir / "triton-ir"), self.server,
+                                                   self.triton_target, self.limits)
+                            if self.scouting() and self.triton_target is not None and self.config.ir_store else None)
         self.sanitizer = memcheck.sanitizer_path() if self.on_gpu and self.config.memcheck else None
         # dtype name -> why this Triton's interpreter cannot judge it (CPU only; interpreter_probe.py)
         self.unjudgeable = ({} if self.on_gpu or not self.config.skip_unjudgeable
@@ -155,9 +158,6 @@ class Evaluator:
         self.server = ForkServer(interpret=not self.on_gpu, triton_stubs=stubs, hidden=hidden)
         self.launchers = triton_launchers.LauncherBuilder(stubs)
         self.baseline_server = baseline_server.BaselineServer(self.server, str(self.device), self.lock_dir)
-        self.ir_compiler = (ir_compiler.IRCompiler(IRStore(self.cache_dir / "triton-ir"), self.server,
-                                                   self.triton_target, self.limits)
-                            if self.scouting() and self.triton_target is not None and self.config.ir_store else None)
 
     def _start_calibration(self) -> None:
         """The GPU's peaks, measured while the first candidates start and compile."""
