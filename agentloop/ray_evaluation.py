@@ -65,14 +65,15 @@ class RayEvaluations:
     """The `Evaluates` interface over a pool of EvaluatorActors."""
 
     def __init__(self, address: str | None = None, device: str = "auto", workers: int = 0, timing: bool = True,
-                 compile_baseline: bool = False, profile: bool = False, memcheck: bool = True):
+                 compile_baseline: bool = False, profile: bool = False, memcheck: bool = True, ir_store: bool = True):
         ray = _joined_ray(address)
         self.ray = ray
         on_gpu, count = _actor_placement(ray.cluster_resources(), device, workers)
         self.slots = (workers or GPU_SLOTS) if on_gpu else 1
         actor = ray.remote(num_gpus=1 if on_gpu else 0, num_cpus=1, max_restarts=-1,
                            max_concurrency=self.slots)(EvaluatorActor)
-        options = {"timing": timing, "compile_baseline": compile_baseline, "profile": profile, "memcheck": memcheck}
+        options = {"timing": timing, "compile_baseline": compile_baseline, "profile": profile, "memcheck": memcheck,
+                   "ir_store": ir_store}
         actor_device = "cuda" if on_gpu else "cpu"
         self.actors = [actor.remote(actor_device, options) for _ in range(count)]
         self.devices = [actor_device] * count

@@ -3,12 +3,16 @@ evaluator process per GPU; `local-one-process`: every GPU's Evaluator in this on
 Ray executor (a local Ray instance) on the same GPUs; `localN`: the first N GPUs; scaling efficiency against one GPU.
 
     python benchmarks/executor_scaling.py [--tasks ID|CATEGORY ...] [--copies 2] [--json out.json]
+                                          [--no-ir-store]
                                           [--executors local1 local local-one-process ray]
 
 The workload: the reference solutions of the chosen tasks (default: the first task of every
 category), each submitted `--copies` times with a distinct trailing comment (distinct sources, the
 same kernels). A first pass through the local executor, one copy of each task, warms the baseline,
-calibration and reference caches, so every measured configuration sees the same warm caches; each
+calibration and reference caches, so every measured configuration sees the same warm caches (the
+IR store of compiled kernels, evaluator/ir_store.py, is emptied before each configuration and left
+out of the first pass: each starts with its scouts compiling every kernel, and the copies after the
+second are answered from the store; `--no-ir-store` turns it off); each
 configuration then scores the whole workload, and throughput is evaluations per second of wall time. For each configuration
 it also reports how busy the machine's CPUs were and the busy CPU seconds per evaluation (from
 /proc/stat, where there is one: every process of the machine counts), those seconds and the bytes
@@ -22,6 +26,7 @@ import argparse
 import asyncio
 import json
 import os
+import shutil
 import sys
 import time
 from collections import Counter
@@ -33,6 +38,7 @@ from agentloop.evaluation import EvaluationQueue  # noqa: E402
 from benchmarks.machine_counters import cpu_times, cpu_use, disk_written  # noqa: E402
 from benchmarks.process_use import ProcessUse  # noqa: E402
 from evaluator.loader import load_suite  # noqa: E402
+from evaluator.settings import default_cache_dir  # noqa: E402
 
 
 def workload(suite: dict, wanted: list[str], copies: int) -> list[tuple]:
@@ -60,20 +66,26 @@ def phase_sums(results: list) -> dict[str, float]:
     return {k: round(v, 1) for k, v in sums.most_common()}
 
 
-def executor(name: str, workers: int):
+def executor(name: str, workers: int, ir_store: bool = True):
     import torch
 
     if name == "local1":
-        return EvaluationQueue("cuda:0" if torch.cuda.is_available() else "cpu", workers)
+        return EvaluationQueue("cuda:0" if torch.cuda.is_available() else "cpu", workers, ir_store=ir_store)
     if name == "local":
-        return EvaluationQueue("auto", workers)
+        return EvaluationQueue("auto", workers, ir_store=ir_store)
     if name.startswith("local") and name[5:].isdigit():  # the first N GPUs, an evaluator process each
-        return EvaluationQueue("cuda:" + ",".join(map(str, range(int(name[5:])))), workers)
+        return EvaluationQueue("cuda:" + ",".join(map(str, range(int(name[5:])))), workers, ir_store=ir_store)
     if name == "local-one-process":  # every device's Evaluator in this process, as before evaluator processes
-        return EvaluationQueue("auto", workers, processes=False)
+        return EvaluationQueue("auto", workers, processes=False, ir_store=ir_store)
     from agentloop.ray_evaluation import RayEvaluations
 
-    return RayEvaluations(device="auto", workers=workers)
+    return RayEvaluations(device="auto", workers=workers, ir_store=ir_store)
+
+
+def emptied_ir_store() -> None:
+    """Every executor starts from an empty IR store (evaluator/ir_store.py): what one executor's
+    runs stored would otherwise answer the next one's first copies."""
+    shutil.rmtree(default_cache_dir() / "triton-ir", ignore_errors=True)
 
 
 def main() -> None:
@@ -82,17 +94,19 @@ def main() -> None:
     parser.add_argument("--copies", type=int, default=2)
     parser.add_argument("--workers", type=int, default=0, help="evaluations at once per device (local)")
     parser.add_argument("--executors", nargs="*", default=["local1", "local", "ray"])
+    parser.add_argument("--no-ir-store", action="store_true", help="every scout compiles every kernel (no IR store)")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
     jobs = workload(load_suite(), args.tasks, args.copies)
-    warm = EvaluationQueue("auto", args.workers)
+    warm = EvaluationQueue("auto", args.workers, ir_store=False)
     try:
         asyncio.run(score(warm, jobs[:len(jobs) // args.copies]))
     finally:
         warm.close()
     rows, first = [], None
     for name in args.executors:
-        evaluations = executor(name, args.workers)
+        emptied_ir_store()
+        evaluations = executor(name, args.workers, ir_store=not args.no_ir_store)
         try:
             devices = len(getattr(evaluations, "devices", [])) or 1
             if hasattr(evaluations, "pids"):

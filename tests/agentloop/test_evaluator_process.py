@@ -140,3 +140,12 @@ def test_a_caller_that_stops_waiting_leaves_the_evaluation_to_finish(suite, capl
     finally:
         apart.close()
     assert not [r for r in caplog.records if r.name == "concurrent.futures"], caplog.text
+
+
+@pytest.mark.parametrize("ir_store", [True, False])
+def test_the_ir_store_setting_reaches_the_evaluator(ir_store):
+    queue = EvaluationQueue("cpu", workers=1, timing=False, ir_store=ir_store)
+    try:
+        assert queue.backends[0].evaluator.config.ir_store is ir_store
+    finally:
+        queue.close()

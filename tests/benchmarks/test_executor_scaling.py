@@ -40,3 +40,11 @@ def test_cpu_use_is_the_busy_share_between_two_readings():
     share, seconds = bench.cpu_use((100, 1000), (400, 2000))
     assert share == 0.3 and seconds == 300 / os.sysconf("SC_CLK_TCK")
     assert bench.cpu_use(None, (1, 2)) == (None, None)
+
+
+def test_each_executor_starts_from_an_empty_ir_store(tmp_path, monkeypatch):
+    monkeypatch.setenv("AGENTLOOP_CACHE_DIR", str(tmp_path))
+    (tmp_path / "triton-ir" / ("a" * 64)).mkdir(parents=True)
+    (tmp_path / "references").mkdir()
+    _benchmark().emptied_ir_store()
+    assert not (tmp_path / "triton-ir").exists() and (tmp_path / "references").exists(), "the other caches stay warm"
