@@ -71,6 +71,9 @@ def read_compiled(folder: Path) -> Compiled | None:
 
 
 class IRCompiler:
+    """One per evaluator: its questions counted per key in memory (so an IR met once in each of two
+    evaluator processes is compiled by neither), its compiles one at a time on a thread of its own."""
+
     def __init__(self, store: IRStore, server, target: dict[str, Any], limits: Limits):
         self.store, self.server, self.target, self.limits = store, server, target, limits
         self.version = json.dumps([triton_cache.own_key() or "", _compile_environment()])
