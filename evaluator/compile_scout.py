@@ -272,7 +272,7 @@ class EvaluatorLine:
 
     def ask(self, ir_text: str, options: dict[str, Any]) -> Any:
         """The evaluator's stored compile of this IR, or None (on no answer within ASK_SECONDS too)."""
-        from evaluator.ir_compiler import read_compiled
+        from evaluator.ir_store import read_compiled
 
         number = next(self.asked)
         name = f"ir-{number}.ttir"

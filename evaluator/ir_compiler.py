@@ -10,10 +10,8 @@ a candidate."""
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
-import stat
 import tempfile
 import threading
 import time
@@ -22,8 +20,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from evaluator import protocol, triton_cache, wire
-from evaluator.ir_store import MAX_ENTRY_BYTES, MAX_IR_CHARS, STAGES, Compiled, IRStore, ir_key, requested_options
+from evaluator import protocol, triton_cache
+from evaluator.ir_store import MAX_IR_CHARS, Compiled, IRStore, ir_key, read_compiled, read_regular, requested_options
 from evaluator.sandbox import ChildGone, Limits, Reach, Sandbox
 
 IR_FILE = re.compile(r"ir-[0-9]{1,9}\.ttir")
@@ -31,43 +29,6 @@ COMPILE_SECONDS = 120.0
 MAX_QUEUED = 64  # IRs waiting for a compile; more are let go (their scouts compile them)
 MAX_SIGHTINGS = 1 << 16  # keys remembered as seen once
 MAX_IR_QUESTIONS = 256  # a scout's questions read and answered; later ones are told to compile
-
-
-def read_regular(path: Path, limit: int) -> bytes | None:
-    """At most `limit` bytes of a regular file that a confined process could have replaced: never
-    through a link, never a pipe; None if it is not one or is larger."""
-    try:
-        fd = wire.open_regular(path)
-    except OSError:
-        return None
-    try:
-        if os.fstat(fd).st_size > limit:
-            return None
-        with os.fdopen(fd, "rb", closefd=False) as file:
-            data = file.read(limit + 1)
-    finally:
-        os.close(fd)
-    return data if len(data) <= limit else None
-
-
-def read_compiled(folder: Path) -> Compiled | None:
-    """Each stage and the metadata a child wrote in `folder` (a folder, not a link to one)."""
-    try:
-        if not stat.S_ISDIR(os.lstat(folder).st_mode):
-            return None
-    except OSError:
-        return None
-    stages, left = {}, MAX_ENTRY_BYTES
-    for name in (*STAGES, "metadata.json"):
-        data = read_regular(folder / name, left)
-        if data is None:
-            return None
-        stages[name], left = data, left - len(data)
-    try:
-        metadata = json.loads(stages.pop("metadata.json"))
-    except ValueError:
-        return None
-    return Compiled(stages, metadata) if isinstance(metadata, dict) else None
 
 
 class IRCompiler:

@@ -22,11 +22,14 @@ import hashlib
 import json
 import os
 import shutil
+import stat
 import tempfile
 import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from evaluator import wire
 
 MAX_IR_CHARS = 4 << 20
 MAX_ENTRY_BYTES = 64 << 20
@@ -129,3 +132,40 @@ class IRStore:
                 break
             shutil.rmtree(entry, ignore_errors=True)
             self.bytes -= size
+
+
+def read_regular(path: Path, limit: int) -> bytes | None:
+    """At most `limit` bytes of a regular file that a confined process could have replaced: never
+    through a link, never a pipe; None if it is not one or is larger."""
+    try:
+        fd = wire.open_regular(path)
+    except OSError:
+        return None
+    try:
+        if os.fstat(fd).st_size > limit:
+            return None
+        with os.fdopen(fd, "rb", closefd=False) as file:
+            data = file.read(limit + 1)
+    finally:
+        os.close(fd)
+    return data if len(data) <= limit else None
+
+
+def read_compiled(folder: Path) -> Compiled | None:
+    """Each stage and the metadata a child wrote in `folder` (a folder, not a link to one)."""
+    try:
+        if not stat.S_ISDIR(os.lstat(folder).st_mode):
+            return None
+    except OSError:
+        return None
+    stages, left = {}, MAX_ENTRY_BYTES
+    for name in (*STAGES, "metadata.json"):
+        data = read_regular(folder / name, left)
+        if data is None:
+            return None
+        stages[name], left = data, left - len(data)
+    try:
+        metadata = json.loads(stages.pop("metadata.json"))
+    except ValueError:
+        return None
+    return Compiled(stages, metadata) if isinstance(metadata, dict) else None

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from evaluator import compile_scout, protocol
-from evaluator.ir_compiler import IRCompiler, answer_scout, read_compiled
-from evaluator.ir_store import STAGES, Compiled, IRStore
+from evaluator.ir_compiler import IRCompiler, answer_scout
+from evaluator.ir_store import STAGES, Compiled, IRStore, read_compiled
 from evaluator.sandbox import Limits
 from evaluator.sandboxed.channel import Channel
 from tests.evaluator.test_gpu import gelu_task, gpu  # noqa: F401 - fixtures
@@ -132,8 +132,8 @@ def test_what_a_child_wrote_is_read_only_through_no_link_and_within_bounds(tmp_p
         folder = tmp_path / "linked"
         folder.symlink_to(tmp_path / "compiled")
     else:
-        from evaluator import ir_compiler
-        monkeypatch.setattr(ir_compiler, "MAX_ENTRY_BYTES", 3)
+        from evaluator import ir_store
+        monkeypatch.setattr(ir_store, "MAX_ENTRY_BYTES", 3)
     assert read_compiled(folder) is None
 
 
