@@ -15,7 +15,6 @@ import shutil
 import tempfile
 import threading
 import time
-from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -27,22 +26,21 @@ from evaluator.sandbox import ChildGone, Limits, Reach, Sandbox
 IR_FILE = re.compile(r"ir-[0-9]{1,9}\.ttir")
 COMPILE_SECONDS = 120.0
 MAX_QUEUED = 64  # IRs waiting for a compile; more are let go (their scouts compile them)
-MAX_SIGHTINGS = 1 << 16  # keys remembered as seen once
 MAX_IR_QUESTIONS = 256  # a scout's questions read and answered; later ones are told to compile
 
 
 class IRCompiler:
-    """One per evaluator: its questions counted per key in memory (so an IR met once in each of two
-    evaluator processes is compiled by neither), its compiles one at a time on a thread of its own."""
+    """One per evaluator: an IR asked for a second time (by any evaluator of the machine, in this run
+    or an earlier one: the store marks what was asked) is compiled on a thread of its own, one at a
+    time."""
 
     def __init__(self, store: IRStore, server, target: dict[str, Any], limits: Limits):
         self.store, self.server, self.target, self.limits = store, server, target, limits
         self.version = json.dumps([triton_cache.own_key() or "", _compile_environment()])
-        self.sightings: Counter[str] = Counter()
         self.queued: set[str] = set()
         self.lock = threading.Lock()
         self.pool = ThreadPoolExecutor(1, thread_name_prefix="ir compile")
-        self.compiled = 0
+        self.attempted = self.compiled = 0
 
     def answer(self, ir_text: str, options: Any) -> Compiled | None:
         """The stored compile of this IR with these options, or None (and, the second time it is
@@ -57,17 +55,17 @@ class IRCompiler:
         return found
 
     def _seen(self, key: str, ir_text: str, sent: dict[str, Any]) -> None:
+        if not self.store.seen_before(key):
+            return
         with self.lock:
-            if len(self.sightings) >= MAX_SIGHTINGS:
-                self.sightings.clear()
-            self.sightings[key] += 1
-            if self.sightings[key] < 2 or key in self.queued or len(self.queued) >= MAX_QUEUED:
+            if key in self.queued or len(self.queued) >= MAX_QUEUED:
                 return
             self.queued.add(key)
         self.pool.submit(self._compile, key, ir_text, sent)
 
     def _compile(self, key: str, ir_text: str, sent: dict[str, Any]) -> None:
         try:
+            self.attempted += 1
             compiled = self.compile(ir_text, sent)
             if compiled is not None and self.store.put(key, compiled):
                 self.compiled += 1

@@ -34,6 +34,8 @@ from evaluator import wire
 MAX_IR_CHARS = 4 << 20
 MAX_ENTRY_BYTES = 64 << 20
 MAX_STORE_BYTES = 4 << 30  # past this the oldest entries go, down to three quarters of it
+MAX_SEEN = 1 << 16  # keys remembered as asked for once; past this they are forgotten together
+SEEN = ".seen"
 STAGES = ("ttgir", "llir", "ptx", "cubin")
 # The compile options a kernel's launch may set, with their types; every other option keeps
 # Triton's default (those include paths: extern libraries, an IR override, ptxas options).
@@ -84,6 +86,28 @@ class IRStore:
         folder.chmod(0o700)
         self.lock = threading.Lock()
         self.bytes = sum(size for _, size in self._entries())
+        (folder / SEEN).mkdir(exist_ok=True)
+        self.seen_count = sum(1 for _ in os.scandir(folder / SEEN))
+
+    def seen_before(self, key: str) -> bool:
+        """Was `key` asked for before, by this evaluator, another of the machine's, or an earlier
+        run? It is marked as asked for now (a file per key, made only if missing)."""
+        with self.lock:
+            if self.seen_count >= MAX_SEEN:
+                shutil.rmtree(self.folder / SEEN, ignore_errors=True)
+                (self.folder / SEEN).mkdir(exist_ok=True)
+                self.seen_count = 0
+            try:
+                os.close(os.open(self.folder / SEEN / key, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
+            except FileExistsError:
+                return True
+            except OSError:
+                return False
+            self.seen_count += 1
+            return False
+
+    def seen(self) -> set[str]:
+        return {entry.name for entry in os.scandir(self.folder / SEEN)}
 
     def get(self, key: str) -> Compiled | None:
         entry = self.folder / key

@@ -52,7 +52,7 @@ def test_an_ir_asked_for_twice_is_compiled_in_a_confined_child_and_answered_afte
     assert compiler.answer(seen["ir"], seen["options"]) is None, "met twice: compiled for the next ones"
     settle(compiler)
     found = compiler.answer(seen["ir"], seen["options"])
-    assert found is not None and compiler.compiled == 1
+    assert found is not None and compiler.compiled == compiler.attempted == 1
     assert found.stages["cubin"] == bytes.fromhex(seen["cubin"]), "the JIT path's own cubin"
     assert found.metadata["num_warps"] == seen["options"]["num_warps"] and "hash" not in found.metadata
     assert compiler.answer(seen["ir"], {**seen["options"], "num_warps": 8}) is None, "other options: another key"
@@ -62,7 +62,7 @@ def test_an_ir_that_does_not_compile_is_not_stored(compiler, tmp_path):
     for _ in range(2):
         assert compiler.answer("module { tt.func @broken( }", kernel_ir()["options"]) is None
     settle(compiler)
-    assert compiler.compiled == 0 and [p for p in (tmp_path / "store").iterdir() if not p.name.startswith(".")] == []
+    assert compiler.attempted == 1 and compiler.compiled == 0 and [p for p in (tmp_path / "store").iterdir() if not p.name.startswith(".")] == []
 
 
 def test_options_beyond_a_launchs_are_neither_answered_nor_compiled(compiler):
@@ -70,7 +70,7 @@ def test_options_beyond_a_launchs_are_neither_answered_nor_compiled(compiler):
     for _ in range(3):
         assert compiler.answer(seen["ir"], {**seen["options"], "ptx_options": "--output-file /tmp/x"}) is None
     settle(compiler)
-    assert compiler.compiled == 0 and not compiler.sightings
+    assert compiler.compiled == compiler.attempted == 0 and compiler.store.seen() == set()
 
 
 def stored(tmp_path) -> tuple[IRCompiler, dict]:
@@ -112,7 +112,7 @@ def test_a_scouts_ir_file_is_read_only_as_a_regular_file_of_its_own_name(tmp_pat
     else:
         name = "../elsewhere.ttir"
     answer = answer_scout(made, scratch, protocol.IRAsked(id=1, file=name, options=seen["options"]), answers)
-    assert answer.folder is None and not made.sightings and list(answers.iterdir()) == []
+    assert answer.folder is None and made.store.seen() == set() and list(answers.iterdir()) == []
 
 
 @pytest.mark.parametrize("plant", ["stage link", "folder link", "too large"])
@@ -228,7 +228,7 @@ def test_a_candidate_that_forges_its_scouts_questions_gets_nothing_read_or_store
         settle(compiler)
     assert result.correct, (result.verdict, result.reason)
     broken = ir_key("module { tt.func @broken( }", {"num_warps": 4}, TARGET, compiler.version)
-    assert dict(compiler.sightings) == {broken: 2}
+    assert compiler.store.seen() == {broken} and compiler.attempted == 1, "asked twice: compiled once, confined"
     assert compiler.compiled == 0 and [p for p in (tmp_path / "store").iterdir() if not p.name.startswith(".")] == []
 
 
@@ -247,3 +247,16 @@ def test_a_kernel_met_again_is_loaded_from_the_stores_compile_and_scores_the_sam
     assert results[0].phases.get("scout_kernels_from_store") == 0
     assert results[2].phases.get("scout_kernels_from_store", 0) >= 1, results[2].phases
     assert [c.passed for c in results[2].cases] == [c.passed for c in results[0].cases]
+
+
+def test_an_ir_asked_for_once_by_each_of_two_evaluators_is_compiled(tmp_path):
+    """The evaluators of a machine (one per GPU) share the store and what was asked of it: a kernel
+    met once on each GPU is compiled for the ones after, by the second to meet it."""
+    seen = kernel_ir()
+    first, second = (IRCompiler(IRStore(tmp_path / "store"), None, TARGET, Limits()) for _ in range(2))
+    compiled = Compiled({stage: b"x" for stage in STAGES}, {})
+    second.compile = lambda ir_text, sent: compiled
+    assert first.answer(seen["ir"], seen["options"]) is None and first.attempted == 0
+    assert second.answer(seen["ir"], seen["options"]) is None
+    settle(second)
+    assert second.attempted == 1 and first.answer(seen["ir"], seen["options"]) == compiled

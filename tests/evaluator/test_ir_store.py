@@ -77,7 +77,7 @@ def test_an_entry_too_large_or_missing_a_stage_is_not_stored(tmp_path, monkeypat
     assert not store.put("b" * 64, compiled(64))
     partial = Compiled({"ttgir": b"x"}, {})
     assert not store.put("c" * 64, partial)
-    assert sorted(p.name for p in (tmp_path / "store").iterdir()) == []
+    assert sorted(p.name for p in (tmp_path / "store").iterdir()) == [".seen"]
 
 
 def test_the_store_keeps_to_its_bound_by_letting_the_oldest_entries_go(tmp_path, monkeypatch):
@@ -87,7 +87,17 @@ def test_the_store_keeps_to_its_bound_by_letting_the_oldest_entries_go(tmp_path,
     for n in range(5):
         assert store.put(f"{n}" * 64, compiled(100))
         os.utime(tmp_path / "store" / (f"{n}" * 64), (1000 + n, 1000 + n))
-    kept = sorted(p.name[0] for p in (tmp_path / "store").iterdir())
+    kept = sorted(p.name[0] for p in (tmp_path / "store").iterdir() if p.name != ".seen")
     assert kept == ["2", "3", "4"], "down to three quarters of the bound, the oldest first"
     assert store.get("4" * 64) == compiled(100) and store.get("0" * 64) is None
     assert IRStore(tmp_path / "store").bytes == store.bytes == 3 * (4 * 100 + len('{"name": "k", "shared": 0}'))
+
+
+def test_what_was_asked_for_is_remembered_across_stores_and_forgotten_past_its_bound(tmp_path, monkeypatch):
+    store = IRStore(tmp_path / "store")
+    assert not store.seen_before("a" * 64) and store.seen_before("a" * 64)
+    assert IRStore(tmp_path / "store").seen_before("a" * 64), "another evaluator of the machine, or a later run"
+    monkeypatch.setattr(ir_store, "MAX_SEEN", 2)
+    store = IRStore(tmp_path / "store")
+    assert not store.seen_before("b" * 64) and store.seen() == {"a" * 64, "b" * 64}
+    assert not store.seen_before("c" * 64) and store.seen() == {"c" * 64}, "past the bound, all forgotten"
