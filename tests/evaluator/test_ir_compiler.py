@@ -260,3 +260,24 @@ def test_an_ir_asked_for_once_by_each_of_two_evaluators_is_compiled(tmp_path):
     assert second.answer(seen["ir"], seen["options"]) is None
     settle(second)
     assert second.attempted == 1 and first.answer(seen["ir"], seen["options"]) == compiled
+
+
+def test_an_evaluation_has_its_scouts_questions_answered_up_to_a_bound(tmp_path, monkeypatch):
+    """Each question is a file read and a hash: past MAX_IR_QUESTIONS an evaluation's scout is told
+    to compile, even what the store holds."""
+    import types
+
+    from evaluator import ir_compiler
+    from evaluator.stages import correctness
+
+    made, seen = stored(tmp_path)
+    scratch, answers = tmp_path / "scratch", tmp_path / "answers"
+    scratch.mkdir(), answers.mkdir()
+    (scratch / "ir-1.ttir").write_text(seen["ir"])
+    monkeypatch.setattr(correctness, "MAX_IR_QUESTIONS", 3)
+    ev = types.SimpleNamespace(scorer=types.SimpleNamespace(ir_compiler=made), ir_answers=answers, ir_asked=0)
+    box = types.SimpleNamespace(scratch=scratch)
+    asked = protocol.IRAsked(id=1, file="ir-1.ttir", options=seen["options"])
+    folders = [correctness._ir_answer(ev, box, asked).folder for _ in range(5)]
+    assert [f is not None for f in folders] == [True, True, True, False, False]
+    assert ir_compiler.MAX_IR_QUESTIONS >= 52, "the suite's most specializations in one evaluation"
