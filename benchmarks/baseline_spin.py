@@ -25,7 +25,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks.baseline_stability import SLOW_REFERENCES  # noqa: E402
+from benchmarks.baseline_stability import SLOW_REFERENCES, timing_sets  # noqa: E402
 
 RULES = ("every call", "warm calls")
 
@@ -42,11 +42,9 @@ def host_times(fn, log: list[float]):
 
 
 def measure_task(task, device, order: tuple[str, ...]) -> dict:
-    from evaluator.cases import timing_cases
     from evaluator.sandboxed.baseline_process import Job, time_reference, warm_up
-    from evaluator.task import on_device
 
-    sets = [on_device(task.make_inputs(c.seed, c.size, c.mode, c.dtype), device) for c in timing_cases(task)]
+    sets = timing_sets(task, device)
     hosts: list[float] = []
     job = Job({"id": 0, "policy": {}}, mutates=tuple(task.mutates), sets=sets,
               functions={"eager": host_times(task.reference, hosts)})

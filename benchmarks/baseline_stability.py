@@ -46,12 +46,18 @@ def summarize(task_id: str, measurements: list[list[float]], seconds: list[float
             "cv_all": cv([statistics.median(m) for m in measurements])}
 
 
-def measure_task(task, repeats: int, device, floor: int | None = None) -> dict:
+def timing_sets(task, device) -> list:
+    """The task's timing input sets (standard size, primary dtype, its timing seeds) on `device`."""
     from evaluator.cases import timing_cases
-    from evaluator.sandboxed.baseline_process import Job, time_reference, warm_up
     from evaluator.task import on_device
 
-    sets = [on_device(task.make_inputs(c.seed, c.size, c.mode, c.dtype), device) for c in timing_cases(task)]
+    return [on_device(task.make_inputs(c.seed, c.size, c.mode, c.dtype), device) for c in timing_cases(task)]
+
+
+def measure_task(task, repeats: int, device, floor: int | None = None) -> dict:
+    from evaluator.sandboxed.baseline_process import Job, time_reference, warm_up
+
+    sets = timing_sets(task, device)
     measurements, seconds = [], []
     for _ in range(repeats):
         policy = {} if floor is None else {"min_reps_floor": floor}

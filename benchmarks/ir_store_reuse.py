@@ -17,19 +17,15 @@ import argparse
 import itertools
 import json
 import os
-import resource
 import sys
 import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from benchmarks.launcher_signatures import call_on_meta, cpu_seconds  # noqa: E402
+
 MODULES = itertools.count()
-
-
-def cpu_seconds() -> tuple[float, float]:
-    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
-    return own.ru_utime + own.ru_stime, children.ru_utime + children.ru_stime
 
 
 def spent(since: tuple[float, float]) -> dict[str, float]:
@@ -38,25 +34,11 @@ def spent(since: tuple[float, float]) -> dict[str, float]:
 
 
 def compile_all(tasks: list, scout) -> None:
-    """Every task's reference solution called on meta inputs of each of its cases, in a module of
-    its own (a fresh JIT function, which finds nothing in memory), every compile waited for."""
-    import torch
+    """Every task's reference solution called on meta inputs, every compile waited for."""
+    from evaluator.sandboxed.candidate_process import CANDIDATE_MODULE
 
-    from evaluator import candidate_source
-    from evaluator.cases import plan, timing_cases
-    from evaluator.sandboxed.candidate_process import CANDIDATE_MODULE, resolve_entry
-
-    meta = torch.device("meta")
-    to_meta = lambda v: v.to(meta) if isinstance(v, torch.Tensor) else v  # noqa: E731
     for task in tasks:
-        module = candidate_source.load_module(str(task.solution_path), f"{CANDIDATE_MODULE}_reuse_{next(MODULES)}")
-        entry = resolve_entry(module, task.entry, task.model_init, meta)
-        for case in plan(task, True) + timing_cases(task):
-            inputs = task.make_inputs(case.seed, "small" if case.size == "standard" else case.size, case.mode, case.dtype)
-            try:
-                entry(*map(to_meta, inputs.args), **{k: to_meta(v) for k, v in inputs.kwargs.items()})
-            except Exception:  # noqa: BLE001 - as in the scout, a call on meta tensors may fail
-                pass
+        call_on_meta(task, f"{CANDIDATE_MODULE}_reuse_{next(MODULES)}")
     for future in scout.compiles:
         future.exception()
     scout.compiles.clear()

@@ -36,26 +36,35 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 
-def compiled_signatures(task, scout, seen: list) -> int:
-    """Compiles the task's reference solution on meta inputs of each of its cases; how many
-    specializations were compiled. Each compiled kernel's argument types are appended to `seen`."""
+def call_on_meta(task, module_name: str) -> None:
+    """The task's reference solution, loaded as a module of `module_name` (a fresh JIT function,
+    which finds nothing in memory), called on meta inputs of each of its cases, as the scout calls
+    a candidate; standard sizes made small."""
     import torch
 
     from evaluator import candidate_source
     from evaluator.cases import plan, timing_cases
-    from evaluator.sandboxed.candidate_process import CANDIDATE_MODULE, resolve_entry
+    from evaluator.sandboxed.candidate_process import resolve_entry
 
     meta = torch.device("meta")
-    module = candidate_source.load_module(str(task.solution_path), f"{CANDIDATE_MODULE}_{len(seen)}")
+    module = candidate_source.load_module(str(task.solution_path), module_name)
     entry = resolve_entry(module, task.entry, task.model_init, meta)
+    to_meta = lambda v: v.to(meta) if isinstance(v, torch.Tensor) else v  # noqa: E731
     for case in plan(task, True) + timing_cases(task):
         size = "small" if case.size == "standard" else case.size
         inputs = task.make_inputs(case.seed, size, case.mode, case.dtype)
-        to_meta = lambda v: v.to(meta) if isinstance(v, torch.Tensor) else v  # noqa: E731
         try:
             entry(*map(to_meta, inputs.args), **{k: to_meta(v) for k, v in inputs.kwargs.items()})
         except Exception:  # noqa: BLE001 - as in the scout, a call on meta tensors may fail
             pass
+
+
+def compiled_signatures(task, scout, seen: list) -> int:
+    """Compiles the task's reference solution on meta inputs of each of its cases; how many
+    specializations were compiled. Each compiled kernel's argument types are appended to `seen`."""
+    from evaluator.sandboxed.candidate_process import CANDIDATE_MODULE
+
+    call_on_meta(task, f"{CANDIDATE_MODULE}_{len(seen)}")
     compiled = len(scout.compiles)
     for future in scout.compiles:
         future.exception()

@@ -9,6 +9,7 @@ a candidate."""
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import shutil
@@ -36,11 +37,16 @@ class IRCompiler:
 
     def __init__(self, store: IRStore, server, target: dict[str, Any], limits: Limits):
         self.store, self.server, self.target, self.limits = store, server, target, limits
-        self.version = json.dumps([triton_cache.own_key() or "", _compile_environment()])
         self.queued: set[str] = set()
         self.lock = threading.Lock()
         self.pool = ThreadPoolExecutor(1, thread_name_prefix="ir compile")
         self.attempted = self.compiled = 0
+
+    @functools.cached_property
+    def version(self) -> str:
+        """Triton's own key (0.4 s to hash, so not at the evaluator's start) and the environment it
+        counts."""
+        return json.dumps([triton_cache.own_key() or "", _compile_environment()])
 
     def answer(self, ir_text: str, options: Any) -> Compiled | None:
         """The stored compile of this IR with these options, or None (and, the second time it is

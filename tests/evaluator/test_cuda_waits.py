@@ -48,16 +48,22 @@ def _check_waits():
 '''
 
 
-def test_a_candidate_sleeps_in_its_waits_and_spins_while_timed(gpu_unchecked, gelu_task):
+def evaluated_checking_its_waits(evaluator, task, header: str):
+    """The gelu candidate that checks its context's waits in every call, evaluated: correct and timed."""
     from evaluator import cuda_waits
 
     if not cuda_waits.can_switch():
         pytest.skip("this driver cannot switch a live context's waits (cuCtxSetFlags)")
     source = gelu_candidate("y = torch.empty_like(input)\nlaunch(input, y, approximate)\n_check_waits()\nreturn y",
-                            header=WAITS_CHECKED)
-    result = gpu_unchecked.evaluate(gelu_task, source)
+                            header=header)
+    result = evaluator.evaluate(task, source)
     assert result.correct, result.reason
     assert result.performance is not None and result.performance.candidate.reps > 0
+    return result
+
+
+def test_a_candidate_sleeps_in_its_waits_and_spins_while_timed(gpu_unchecked, gelu_task):
+    result = evaluated_checking_its_waits(gpu_unchecked, gelu_task, WAITS_CHECKED)
     assert result.memory_check == "memcheck"
 
 
@@ -74,15 +80,7 @@ assert _CUDA.cuCtxSetFlags((_own.value & ~0x07) | _OUTSIDE_TIMING) == 0
 
 
 def test_a_candidate_that_sets_its_own_waits_is_still_timed_spinning(gpu_unchecked, gelu_task):
-    from evaluator import cuda_waits
-
-    if not cuda_waits.can_switch():
-        pytest.skip("this driver cannot switch a live context's waits (cuCtxSetFlags)")
-    source = gelu_candidate("y = torch.empty_like(input)\nlaunch(input, y, approximate)\n_check_waits()\nreturn y",
-                            header=SETS_ITS_OWN_WAITS)
-    result = gpu_unchecked.evaluate(gelu_task, source)
-    assert result.correct, result.reason
-    assert result.performance is not None and result.performance.candidate.reps > 0
+    evaluated_checking_its_waits(gpu_unchecked, gelu_task, SETS_ITS_OWN_WAITS)
 
 
 def test_a_context_made_to_sleep_spins_inside_spinning_and_sleeps_again_after():
