@@ -120,7 +120,7 @@ class Evaluator:
         self._start_servers()
         self.triton_target = compile_scout.gpu_target(self.device)  # what compile scouts compile for
         self.ir_compiler = (ir_compiler.IRCompiler(IRStore(self.cache_dir / "triton-ir"), self.server,
-                                                   self.triton_target, self.limits)
+                                                   self.triton_target, self.limits, ir_compiler.threads(self.cores()))
                             if self.scouting() and self.triton_target is not None and self.config.ir_store else None)
         self.sanitizer = memcheck.sanitizer_path() if self.on_gpu and self.config.memcheck else None
         # dtype name -> why this Triton's interpreter cannot judge it (CPU only; interpreter_probe.py)

@@ -30,16 +30,24 @@ MAX_QUEUED = 64  # IRs waiting for a compile; more are let go (their scouts comp
 MAX_IR_QUESTIONS = 256  # a scout's questions read and answered; later ones are told to compile
 
 
+def threads(cores: int) -> int:
+    """Compiles at once for an evaluator counting on `cores` cores: a quarter of them (the children
+    run at the scouts' low priority), so that a workload's kernels are stored while it still meets
+    them, not one after another behind it."""
+    return max(1, min(8, cores // 4))
+
+
 class IRCompiler:
     """One per evaluator: an IR asked for a second time (by any evaluator of the machine, in this run
-    or an earlier one: the store marks what was asked) is compiled on a thread of its own, one at a
-    time."""
+    or an earlier one: the store marks what was asked) is compiled on one of `threads` threads, by
+    this evaluator unless another of the machine's has claimed it."""
 
-    def __init__(self, store: IRStore, server, target: dict[str, Any], limits: Limits):
+    def __init__(self, store: IRStore, server, target: dict[str, Any], limits: Limits, threads: int = 1):
         self.store, self.server, self.target, self.limits = store, server, target, limits
         self.queued: set[str] = set()
         self.lock = threading.Lock()
-        self.pool = ThreadPoolExecutor(1, thread_name_prefix="ir compile")
+        self.emptied = threading.Condition(self.lock)
+        self.pool = ThreadPoolExecutor(threads, thread_name_prefix="ir compile")
         self.attempted = self.compiled = 0
 
     @functools.cached_property
@@ -64,20 +72,31 @@ class IRCompiler:
         if not self.store.seen_before(key):
             return
         with self.lock:
-            if key in self.queued or len(self.queued) >= MAX_QUEUED:
+            if key in self.queued or len(self.queued) >= MAX_QUEUED or not self.store.claim(key):
                 return
             self.queued.add(key)
         self.pool.submit(self._compile, key, ir_text, sent)
 
     def _compile(self, key: str, ir_text: str, sent: dict[str, Any]) -> None:
         try:
-            self.attempted += 1
+            if self.store.has(key):  # stored by another evaluator since this one asked
+                return
+            with self.lock:
+                self.attempted += 1
             compiled = self.compile(ir_text, sent)
             if compiled is not None and self.store.put(key, compiled):
-                self.compiled += 1
+                with self.lock:
+                    self.compiled += 1
         finally:
+            self.store.release(key)
             with self.lock:
                 self.queued.discard(key)
+                self.emptied.notify_all()
+
+    def settled(self, timeout: float) -> bool:
+        """Waits until no compile is queued or under way; False if `timeout` seconds passed first."""
+        with self.emptied:
+            return self.emptied.wait_for(lambda: not self.queued, timeout)
 
     def compile(self, ir_text: str, sent: dict[str, Any]) -> Compiled | None:
         """The IR compiled in a confined child; None if it failed or wrote something unreadable."""

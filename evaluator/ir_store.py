@@ -18,6 +18,7 @@ candidate does not control:
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -25,6 +26,7 @@ import shutil
 import stat
 import tempfile
 import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -36,6 +38,8 @@ MAX_ENTRY_BYTES = 64 << 20
 MAX_STORE_BYTES = 4 << 30  # past this the oldest entries go, down to three quarters of it
 MAX_SEEN = 1 << 16  # keys remembered as asked for once; past this they are forgotten together
 SEEN = ".seen"
+CLAIMS = ".compiling"  # a file per key being compiled by one of the machine's evaluators
+CLAIM_SECONDS = 300.0  # a claim older than this is taken for that of an evaluator that died
 STAGES = ("ttgir", "llir", "ptx", "cubin")
 # The compile options a kernel's launch may set, with their types; every other option keeps
 # Triton's default (those include paths: extern libraries, an IR override, ptxas options).
@@ -87,6 +91,7 @@ class IRStore:
         self.lock = threading.Lock()
         self.bytes = sum(size for _, size in self._entries())
         (folder / SEEN).mkdir(exist_ok=True)
+        (folder / CLAIMS).mkdir(exist_ok=True)
         self.seen_count = sum(1 for _ in os.scandir(folder / SEEN))
 
     def seen_before(self, key: str) -> bool:
@@ -106,8 +111,36 @@ class IRStore:
             self.seen_count += 1
             return False
 
+    def claim(self, key: str) -> bool:
+        """Takes the compile of `key` for this evaluator, unless another of the machine's has it
+        under way (a claim younger than CLAIM_SECONDS)."""
+        path = self.folder / CLAIMS / key
+        for _ in range(2):
+            try:
+                os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
+                return True
+            except FileExistsError:
+                try:
+                    if time.time() - path.stat().st_mtime < CLAIM_SECONDS:
+                        return False
+                    path.unlink()
+                except FileNotFoundError:
+                    continue
+                except OSError:
+                    return False
+            except OSError:
+                return False
+        return False
+
+    def release(self, key: str) -> None:
+        with contextlib.suppress(OSError):
+            (self.folder / CLAIMS / key).unlink()
+
     def seen(self) -> set[str]:
         return {entry.name for entry in os.scandir(self.folder / SEEN)}
+
+    def has(self, key: str) -> bool:
+        return (self.folder / key).is_dir()
 
     def get(self, key: str) -> Compiled | None:
         entry = self.folder / key

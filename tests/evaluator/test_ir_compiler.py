@@ -43,7 +43,7 @@ def compiler(tmp_path):
 
 
 def settle(compiler: IRCompiler) -> None:
-    compiler.pool.submit(lambda: None).result(timeout=600)
+    assert compiler.settled(600), "the queued compiles finish"
 
 
 def test_an_ir_asked_for_twice_is_compiled_in_a_confined_child_and_answered_after(compiler):
@@ -260,6 +260,50 @@ def test_an_ir_asked_for_once_by_each_of_two_evaluators_is_compiled(tmp_path):
     assert second.answer(seen["ir"], seen["options"]) is None
     settle(second)
     assert second.attempted == 1 and first.answer(seen["ir"], seen["options"]) == compiled
+
+
+def test_a_compile_another_evaluator_has_under_way_is_not_started_again(tmp_path):
+    """A kernel met on both GPUs at once is compiled by the evaluator that claimed it; the other
+    answers from what it stores."""
+    seen = kernel_ir()
+    first, second = (IRCompiler(IRStore(tmp_path / "store"), None, TARGET, Limits()) for _ in range(2))
+    compiled, go = Compiled({stage: b"x" for stage in STAGES}, {}), threading.Event()
+    first.compile = lambda ir_text, sent: compiled if go.wait(60) else None
+    second.compile = lambda ir_text, sent: compiled
+    for _ in range(2):
+        assert first.answer(seen["ir"], seen["options"]) is None
+    assert second.answer(seen["ir"], seen["options"]) is None, "under way: not stored yet"
+    go.set()
+    settle(first), settle(second)
+    assert (first.attempted, second.attempted) == (1, 0)
+    assert second.answer(seen["ir"], seen["options"]) == compiled
+
+
+def test_a_claim_older_than_a_compile_can_take_is_taken_again(tmp_path):
+    """An evaluator that died mid-compile leaves its claim: past CLAIM_SECONDS another compiles."""
+    from evaluator.ir_store import CLAIM_SECONDS, CLAIMS
+    store = IRStore(tmp_path / "store")
+    assert store.claim("k") and not store.claim("k")
+    os.utime(tmp_path / "store" / CLAIMS / "k", (0, 0))
+    assert store.claim("k"), f"a claim older than {CLAIM_SECONDS} s"
+    store.release("k")
+    assert store.claim("k")
+
+
+def test_irs_queued_together_are_compiled_at_once_on_the_compilers_threads(tmp_path):
+    """Each IR waits for the other's compile to have begun: done only if they run side by side."""
+    from evaluator import ir_compiler
+    seen = kernel_ir()
+    made = IRCompiler(IRStore(tmp_path / "store"), None, TARGET, Limits(), threads=2)
+    both = threading.Barrier(2, timeout=60)
+    made.compile = lambda ir_text, sent: both.wait() is not None and Compiled({stage: ir_text.encode() for stage in STAGES}, {})
+    irs = [seen["ir"], seen["ir"] + "\n// another kernel\n"]
+    for ir in irs * 2:
+        made.answer(ir, seen["options"])
+    settle(made)
+    assert made.compiled == 2 and [made.answer(ir, seen["options"]).stages["ptx"] for ir in irs] == [ir.encode() for ir in irs]
+    assert ir_compiler.threads(16) == 4 and ir_compiler.threads(2) == 1
+    made.close()
 
 
 def test_an_evaluation_has_its_scouts_questions_answered_up_to_a_bound(tmp_path, monkeypatch):
