@@ -75,7 +75,12 @@ class IRCompiler:
             if key in self.queued or len(self.queued) >= MAX_QUEUED or not self.store.claim(key):
                 return
             self.queued.add(key)
-        self.pool.submit(self._compile, key, ir_text, sent)
+        try:
+            future = self.pool.submit(self._compile, key, ir_text, sent)
+        except RuntimeError:  # closed
+            self._let_go(key)
+            return
+        future.add_done_callback(lambda done: done.cancelled() and self._let_go(key))
 
     def _compile(self, key: str, ir_text: str, sent: dict[str, Any]) -> None:
         try:
@@ -88,10 +93,14 @@ class IRCompiler:
                 with self.lock:
                     self.compiled += 1
         finally:
-            self.store.release(key)
-            with self.lock:
-                self.queued.discard(key)
-                self.emptied.notify_all()
+            self._let_go(key)
+
+    def _let_go(self, key: str) -> None:
+        """`key` compiled, failed, or dropped unstarted at close: its claim is released."""
+        self.store.release(key)
+        with self.lock:
+            self.queued.discard(key)
+            self.emptied.notify_all()
 
     def settled(self, timeout: float) -> bool:
         """Waits until no compile is queued or under way; False if `timeout` seconds passed first."""
@@ -115,6 +124,7 @@ class IRCompiler:
         return None
 
     def close(self) -> None:
+        """Compiles not begun are dropped and their claims released; one under way finishes."""
         self.pool.shutdown(wait=False, cancel_futures=True)
 
 

@@ -290,6 +290,21 @@ def test_a_claim_older_than_a_compile_can_take_is_taken_again(tmp_path):
     assert store.claim("k")
 
 
+def test_a_closed_compiler_releases_the_claims_of_compiles_it_had_not_begun(tmp_path):
+    """Another evaluator of the machine, or the next run, compiles them without waiting out a claim."""
+    seen = kernel_ir()
+    store = IRStore(tmp_path / "store")
+    made, go = IRCompiler(store, None, TARGET, Limits()), threading.Event()
+    made.compile = lambda ir_text, sent: go.wait(60) and None
+    irs = [seen["ir"], seen["ir"] + "\n// another kernel\n"]
+    for ir in irs * 2:
+        made.answer(ir, seen["options"])
+    assert len(os.listdir(tmp_path / "store" / ".compiling")) == 2, "one under way, one queued behind it"
+    made.close()
+    go.set()
+    assert made.settled(60) and made.attempted == 1 and os.listdir(tmp_path / "store" / ".compiling") == []
+
+
 def test_irs_queued_together_are_compiled_at_once_on_the_compilers_threads(tmp_path):
     """Each IR waits for the other's compile to have begun: done only if they run side by side."""
     from evaluator import ir_compiler
