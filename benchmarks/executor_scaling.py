@@ -18,6 +18,7 @@ it also reports how busy the machine's CPUs were and the busy CPU seconds per ev
 /proc/stat, where there is one: every process of the machine counts), those seconds and the bytes
 written to storage by kind of process (process_use.py: the evaluator, the candidates' processes and
 scouts, the memory checks, the compilers), and the evaluations' phases summed, to tell a GPU-bound run from a CPU-bound one.
+While a configuration runs, a line on stderr every 25 results gives how many are done and when.
 """
 
 from __future__ import annotations
@@ -52,10 +53,20 @@ def workload(suite: dict, wanted: list[str], copies: int) -> list[tuple]:
     return [(t, t.solution_path.read_text() + f"\n# copy {c}\n") for c in range(copies) for t in tasks]
 
 
-async def score(evaluations, jobs: list[tuple]) -> tuple[float, list]:
-    """Wall time, and each job's result in the order of `jobs`."""
-    began = time.perf_counter()
-    results = await asyncio.gather(*(evaluations.evaluate(task, code) for task, code in jobs))
+async def score(evaluations, jobs: list[tuple], name: str = "", every: int = 25) -> tuple[float, list]:
+    """Wall time, and each job's result in the order of `jobs`; every `every` results a line on
+    stderr with the seconds so far, so that a run stopped early still tells its rate."""
+    began, done = time.perf_counter(), 0
+
+    async def one(task, code):
+        nonlocal done
+        result = await evaluations.evaluate(task, code)
+        done += 1
+        if name and (done % every == 0 or done == len(jobs)):
+            print(f"{name}: {done} of {len(jobs)} in {time.perf_counter() - began:.1f} s", file=sys.stderr, flush=True)
+        return result
+
+    results = await asyncio.gather(*(one(task, code) for task, code in jobs))
     return time.perf_counter() - began, list(results)
 
 
@@ -113,7 +124,7 @@ def main() -> None:
                 evaluations.pids()  # Ray actors finish starting before the clock does
             cpu_before, disk_before, began = cpu_times(), disk_written(), time.time()
             with ProcessUse() as by_kind:
-                wall, results = asyncio.run(score(evaluations, jobs))
+                wall, results = asyncio.run(score(evaluations, jobs, name))
             cpu_busy, cpu_seconds = cpu_use(cpu_before, cpu_times())
             disk_after = disk_written()
         finally:

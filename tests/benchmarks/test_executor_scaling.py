@@ -48,3 +48,19 @@ def test_each_executor_starts_from_an_empty_ir_store(tmp_path, monkeypatch):
     (tmp_path / "references").mkdir()
     _benchmark().emptied_ir_store()
     assert not (tmp_path / "triton-ir").exists() and (tmp_path / "references").exists(), "the other caches stay warm"
+
+
+def test_scoring_says_how_many_are_done_as_it_goes(capsys):
+    """A run stopped early (a device's time running out) still tells its rate from these lines."""
+    import asyncio
+
+    class Evaluations:
+        async def evaluate(self, task, code):
+            await asyncio.sleep(0)
+            return (task, code)
+
+    jobs = [(f"task{n}", f"code{n}") for n in range(5)]
+    wall, results = asyncio.run(_benchmark().score(Evaluations(), jobs, "local1", every=2))
+    assert results == jobs, "results in the order of the jobs"
+    lines = capsys.readouterr().err.splitlines()
+    assert [line.split(" in ")[0] for line in lines] == ["local1: 2 of 5", "local1: 4 of 5", "local1: 5 of 5"]
