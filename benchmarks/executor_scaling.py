@@ -38,6 +38,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from agentloop.evaluation import EvaluationQueue  # noqa: E402
 from benchmarks.machine_counters import cpu_times, cpu_use, disk_written  # noqa: E402
 from benchmarks.process_use import ProcessUse  # noqa: E402
+from evaluator.ir_store import STORE_FOLDER  # noqa: E402
 from evaluator.loader import load_suite  # noqa: E402
 from evaluator.settings import default_cache_dir  # noqa: E402
 
@@ -80,23 +81,24 @@ def phase_sums(results: list) -> dict[str, float]:
 def executor(name: str, workers: int, ir_store: bool = True):
     import torch
 
+    options = {"workers": workers, "ir_store": ir_store}
     if name == "local1":
-        return EvaluationQueue("cuda:0" if torch.cuda.is_available() else "cpu", workers, ir_store=ir_store)
+        return EvaluationQueue("cuda:0" if torch.cuda.is_available() else "cpu", **options)
     if name == "local":
-        return EvaluationQueue("auto", workers, ir_store=ir_store)
+        return EvaluationQueue("auto", **options)
     if name.startswith("local") and name[5:].isdigit():  # the first N GPUs, an evaluator process each
-        return EvaluationQueue("cuda:" + ",".join(map(str, range(int(name[5:])))), workers, ir_store=ir_store)
+        return EvaluationQueue("cuda:" + ",".join(map(str, range(int(name[5:])))), **options)
     if name == "local-one-process":  # every device's Evaluator in this process, as before evaluator processes
-        return EvaluationQueue("auto", workers, processes=False, ir_store=ir_store)
+        return EvaluationQueue("auto", processes=False, **options)
     from agentloop.ray_evaluation import RayEvaluations
 
-    return RayEvaluations(device="auto", workers=workers, ir_store=ir_store)
+    return RayEvaluations(device="auto", **options)
 
 
 def emptied_ir_store() -> None:
     """Every executor starts from an empty IR store (evaluator/ir_store.py): what one executor's
     runs stored would otherwise answer the next one's first copies."""
-    shutil.rmtree(default_cache_dir() / "triton-ir", ignore_errors=True)
+    shutil.rmtree(default_cache_dir() / STORE_FOLDER, ignore_errors=True)
 
 
 def main() -> None:

@@ -26,7 +26,7 @@ from evaluator import (baseline, baseline_server, calibration, compile_scout, gp
 from evaluator.environment import environment
 from evaluator.fork_server import ForkServer, secret_values
 from evaluator.integrity import ProjectIntegrity
-from evaluator.ir_store import IRStore
+from evaluator.ir_store import STORE_FOLDER, IRStore
 from evaluator.judging import Judge
 from evaluator.redaction import Redactor
 from evaluator.reference_cache import ReferenceCache
@@ -119,7 +119,7 @@ class Evaluator:
         self.second_look_offsets = probes.draw_seeds()  # new inputs again, where the first probe was slow
         self._start_servers()
         self.triton_target = compile_scout.gpu_target(self.device)  # what compile scouts compile for
-        self.ir_compiler = (ir_compiler.IRCompiler(IRStore(self.cache_dir / "triton-ir"), self.server,
+        self.ir_compiler = (ir_compiler.IRCompiler(IRStore(self.cache_dir / STORE_FOLDER), self.server,
                                                    self.triton_target, self.limits, ir_compiler.threads(self.cores()))
                             if self.scouting() and self.triton_target is not None and self.config.ir_store else None)
         self.sanitizer = memcheck.sanitizer_path() if self.on_gpu and self.config.memcheck else None

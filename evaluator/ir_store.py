@@ -37,6 +37,7 @@ MAX_IR_CHARS = 4 << 20
 MAX_ENTRY_BYTES = 64 << 20
 MAX_STORE_BYTES = 4 << 30  # past this the oldest entries go, down to three quarters of it
 MAX_SEEN = 1 << 16  # keys remembered as asked for once; past this they are forgotten together
+STORE_FOLDER = "triton-ir"  # in the evaluator's cache folder
 SEEN = ".seen"
 CLAIMS = ".compiling"  # a file per key being compiled by one of the machine's evaluators
 CLAIM_SECONDS = 300.0  # a claim older than this is taken for that of an evaluator that died
@@ -152,7 +153,7 @@ class IRStore:
         return Compiled(stages, metadata)
 
     def put(self, key: str, compiled: Compiled) -> bool:
-        if compiled.size() > MAX_ENTRY_BYTES or set(compiled.stages) != set(STAGES) or (self.folder / key).exists():
+        if compiled.size() > MAX_ENTRY_BYTES or set(compiled.stages) != set(STAGES) or self.has(key):
             return False
         staging = Path(tempfile.mkdtemp(prefix=".entry-", dir=self.folder))
         try:
