@@ -1,7 +1,7 @@
 """Which dtypes this machine's Triton interpreter computes correctly, found once per set of versions.
 
 Triton's CPU interpreter has computed some dtypes wrongly (3.9 gets bfloat16 arithmetic wrong:
-`x * 0.5`, `x + x`, `-x`, `tl.maximum`, `tl.where`). A correct kernel would then be INCORRECT on
+`x * 0.5`, `x + x`, `-x`, `tl.maximum`, `tl.where`; 3.6 cannot run bfloat16 constants at all). A correct kernel would then be INCORRECT on
 those cases, and a wrong one could pass; neither verdict would mean anything. So before the first
 CPU evaluation, small kernels of each operation run under the interpreter on every float dtype and
 are compared with PyTorch; the dtypes that fail are not run, and each result says which were not
@@ -68,11 +68,20 @@ def main() -> None:
 
     wrong = {}
     for name in DTYPES:
-        failures = [op for op in OPERATIONS if not _computes(op, getattr(torch, name))]
+        failures = [failed for op in OPERATIONS if (failed := _failure(op, getattr(torch, name)))]
         if failures:
             wrong[name] = (f"this Triton's CPU interpreter ({triton.__version__}) computes {name} wrongly "
                            f"({', '.join(failures)}), so its {name} cases cannot be judged on the CPU")
     print(json.dumps(wrong))
+
+
+def _failure(operation: str, dtype) -> str:
+    """'' where the interpreter computes `operation` on `dtype` right, else the operation and, where
+    the interpreter could not run it at all (3.6's has no bfloat16 constants), its error."""
+    try:
+        return "" if _computes(operation, dtype) else operation
+    except Exception as error:  # noqa: BLE001 - any failure of the interpreter counts as computing it wrongly
+        return f"{operation} fails: {type(error).__name__}: {str(error)[:120]}"
 
 
 def _computes(operation: str, dtype) -> bool:
