@@ -3,7 +3,7 @@ evaluator process per GPU; `local-one-process`: every GPU's Evaluator in this on
 Ray executor (a local Ray instance) on the same GPUs; `localN`: the first N GPUs; scaling efficiency against one GPU.
 
     python benchmarks/executor_scaling.py [--tasks ID|CATEGORY ...] [--copies 2] [--json out.json]
-                                          [--no-ir-store] [--no-memcheck]
+                                          [--no-ir-store] [--no-memcheck] [--threads]
                                           [--executors local1 local local-one-process ray]
 
 The workload: the reference solutions of the chosen tasks (default: the first task of every
@@ -19,12 +19,15 @@ it also reports how busy the machine's CPUs were and the busy CPU seconds per ev
 written to storage by kind of process (process_use.py: the evaluator, the candidates' processes and
 scouts, the memory checks, the compilers), and the evaluations' phases summed, to tell a GPU-bound run from a CPU-bound one.
 While a configuration runs, a line on stderr every 25 results gives how many are done and when.
+`--threads` also samples where the threads of each kind of process are (thread_waits.py: running,
+or waiting in which system call, as in a GPU driver's ioctls), twice a second.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import shutil
@@ -38,6 +41,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from agentloop.evaluation import EvaluationQueue  # noqa: E402
 from benchmarks.machine_counters import cpu_times, cpu_use, disk_written  # noqa: E402
 from benchmarks.process_use import ProcessUse  # noqa: E402
+from benchmarks.thread_waits import ThreadWaits, table  # noqa: E402
 from evaluator.ir_store import STORE_FOLDER  # noqa: E402
 from evaluator.loader import load_suite  # noqa: E402
 from evaluator.settings import default_cache_dir  # noqa: E402
@@ -109,6 +113,7 @@ def main() -> None:
     parser.add_argument("--executors", nargs="*", default=["local1", "local", "ray"])
     parser.add_argument("--no-ir-store", action="store_true", help="every scout compiles every kernel (no IR store)")
     parser.add_argument("--no-memcheck", action="store_true", help="no memory check (one CUDA process an evaluation)")
+    parser.add_argument("--threads", action="store_true", help="sample where the processes' threads are")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
     jobs = workload(load_suite(), args.tasks, args.copies)
@@ -126,7 +131,7 @@ def main() -> None:
             if hasattr(evaluations, "pids"):
                 evaluations.pids()  # Ray actors finish starting before the clock does
             cpu_before, disk_before, began = cpu_times(), disk_written(), time.time()
-            with ProcessUse() as by_kind:
+            with ProcessUse() as by_kind, (ThreadWaits() if args.threads else contextlib.nullcontext()) as waits:
                 wall, results = asyncio.run(score(evaluations, jobs, name))
             cpu_busy, cpu_seconds = cpu_use(cpu_before, cpu_times())
             disk_after = disk_written()
@@ -146,6 +151,8 @@ def main() -> None:
                                                               for k, v in by_kind.written_bytes.items()},
                      "phase_sums_s": phase_sums(results), "verdicts": dict(Counter(verdicts)),
                      "verdicts_differing_from_first_executor": differing})
+        if waits is not None:
+            rows[-1]["threads"] = [[kind, where, round(n, 2)] for (kind, where), n in waits.mean_threads().items()]
         print(json.dumps(rows[-1]), flush=True)
     one = next((r["per_s"] for r in rows if r["executor"] == "local1"), None)
     print("\n| executor | GPUs | evaluations | wall s | evaluations/s | vs 1 GPU | efficiency | CPUs busy | "
@@ -160,6 +167,9 @@ def main() -> None:
     for figure, title in (("cpu_s_per_evaluation_by_process", "CPU seconds"),
                           ("written_mb_per_evaluation_by_process", "MB written to storage")):
         print_by_process(rows, figure, title)
+    for r in (r for r in rows if "threads" in r):
+        print(f"\nWhere the threads were under {r['executor']} (sampled twice a second)\n")
+        print(table({(kind, where): n for kind, where, n in r["threads"]}))
     if args.json:
         args.json.write_text(json.dumps(rows, indent=1))
 

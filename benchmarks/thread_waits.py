@@ -1,0 +1,141 @@
+"""Where the threads of a benchmark's processes are, sampled from /proc: running (or ready to run),
+or waiting in which system call; for an ioctl, on which device file (threads queued on a GPU
+driver's locks wait in ioctls on /dev/nvidiactl or /dev/nvidia-uvm), and for a wait the process
+cannot be woken from, the kernel function it waits in. The figure is the mean number of threads
+per sample in each place, by kind of process (process_use.kind_of). System call numbers are
+x86-64's; elsewhere calls are named by number.
+
+    with ThreadWaits() as waits:
+        ...
+    waits.mean_threads()  # {("candidates and scouts", "ioctl /dev/nvidiactl [os_acquire_rwlock_write]"): 2.8, ...}
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections import Counter
+from pathlib import Path
+
+from benchmarks.process_use import kind_of
+
+PERIOD = 0.5
+SYSCALLS = {0: "read", 1: "write", 7: "poll", 9: "mmap", 16: "ioctl", 23: "select", 35: "nanosleep", 45: "recvfrom",
+            61: "wait4", 73: "flock", 202: "futex", 230: "clock_nanosleep", 232: "epoll_wait", 247: "waitid",
+            257: "openat", 270: "pselect6", 271: "ppoll", 281: "epoll_pwait"}
+IOCTL = 16
+
+
+def place(state: str, syscall: str, fd_target: str | None = None, wchan: str = "") -> str:
+    """Where a thread is, from its state letter, its /proc syscall line, the file its ioctl's
+    descriptor names and its kernel wait function."""
+    fields = syscall.split()
+    if state == "R" or not fields or fields[0] == "running":
+        return "running"
+    if fields[0] == "-1":  # blocked outside a system call (a page fault, a stop)
+        where = "outside a system call"
+    else:
+        number = int(fields[0])
+        where = SYSCALLS.get(number, f"system call {number}")
+        if number == IOCTL and fd_target:
+            where += " " + fd_target
+    if state == "D" and wchan not in ("", "0"):
+        where += f" [{wchan}]"
+    return where
+
+
+def _read(path: str) -> str:
+    with open(path) as f:
+        return f.read()
+
+
+def _thread_place(pid: int, tid: str) -> str | None:
+    """None for a thread gone, a zombie, or one whose call this process may not read."""
+    base = f"/proc/{pid}/task/{tid}"
+    try:
+        stat = _read(f"{base}/stat")
+        state = stat[stat.rindex(")") + 2]
+        if state in "ZX":
+            return None
+        if state == "R":
+            return "running"
+        syscall = _read(f"{base}/syscall")
+        fields = syscall.split()
+        target = None
+        if len(fields) > 1 and fields[0] == str(IOCTL):
+            try:
+                target = os.readlink(f"/proc/{pid}/fd/{int(fields[1], 16)}")
+            except (OSError, ValueError):
+                target = "?"
+        wchan = _read(f"{base}/wchan").strip() if state == "D" else ""
+        return place(state, syscall, target, wchan)
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+class ThreadWaits:
+    """Samples the threads of every process of the benchmark's kinds every `period` seconds."""
+
+    def __init__(self, period: float = PERIOD, benchmark_pid: int | None = None):
+        self.period = period
+        self.benchmark_pid = os.getpid() if benchmark_pid is None else benchmark_pid
+        self.samples = 0
+        self._counts: Counter = Counter()
+        self._kinds: dict[int, str | None] = {}
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True, name="thread waits")
+
+    def __enter__(self) -> "ThreadWaits":
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def mean_threads(self) -> dict[tuple[str, str], float]:
+        """(kind of process, place) -> threads there per sample, most first."""
+        return {key: n / max(1, self.samples) for key, n in self._counts.most_common()}
+
+    def _run(self) -> None:
+        while True:
+            self._sample()
+            if self._stop.wait(self.period):
+                return
+
+    def _kind(self, pid: int) -> str | None:
+        if pid not in self._kinds:
+            try:
+                comm = _read(f"/proc/{pid}/comm").strip()
+                command = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            except OSError:
+                return None
+            self._kinds[pid] = kind_of(comm, command, self.benchmark_pid, pid)
+        return self._kinds[pid]
+
+    def _sample(self) -> None:
+        me = threading.get_native_id()
+        live = set()
+        for name in os.listdir("/proc"):
+            if not name.isdigit():
+                continue
+            pid = int(name)
+            live.add(pid)
+            kind = self._kind(pid)
+            if kind is None:
+                continue
+            try:
+                tids = os.listdir(f"/proc/{pid}/task")
+            except OSError:
+                continue
+            for tid in tids:
+                where = None if int(tid) == me else _thread_place(pid, tid)
+                if where is not None:
+                    self._counts[(kind, where)] += 1
+        self._kinds = {pid: kind for pid, kind in self._kinds.items() if pid in live}  # numbers are reused
+        self.samples += 1
+
+
+def table(mean: dict[tuple[str, str], float], limit: int = 25) -> str:
+    rows = [f"| {kind} | {where} | {n:.2f} |" for (kind, where), n in list(mean.items())[:limit]]
+    return "| process | where its threads are | threads (mean) |\n|---|---|---|\n" + "\n".join(rows)

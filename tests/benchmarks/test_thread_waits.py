@@ -1,0 +1,42 @@
+"""Where the threads of a benchmark's processes are (benchmarks/thread_waits.py), read from /proc."""
+
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from benchmarks import thread_waits
+
+# blocks in read() on its stdin until the test writes; its command line makes it a candidate's process
+BLOCKED = "import sys\nprint('ready', flush=True)\nsys.stdin.read(1)\n# fork_server_process"
+
+
+def test_a_threads_place_names_its_call_its_ioctls_file_and_its_kernel_wait():
+    assert thread_waits.place("R", "16 0x3 0x0") == "running"
+    assert thread_waits.place("S", "running") == "running"
+    assert thread_waits.place("S", "202 0x7f 0x80 0x0 0x0 0x0 0x0 0x7ffd 0x7f12") == "futex"
+    assert thread_waits.place("D", "16 0x5 0xc0 0x7ffd 0x0 0x0 0x0 0x7ffd 0x7f12", "/dev/nvidiactl",
+                              "os_acquire_rwlock_write") == "ioctl /dev/nvidiactl [os_acquire_rwlock_write]"
+    assert thread_waits.place("S", "16 0x5 0xc0", "/dev/nvidiactl", "os_acquire_rwlock_write") == "ioctl /dev/nvidiactl"
+    assert thread_waits.place("S", "999 0x0") == "system call 999"
+    assert thread_waits.place("D", "-1 0x7ffd 0x7f12", None, "folio_wait_bit") == "outside a system call [folio_wait_bit]"
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="reads /proc")
+def test_a_process_blocked_in_a_read_is_counted_there_under_its_kind_and_a_strangers_threads_are_not():
+    blocked = subprocess.Popen([sys.executable, "-c", BLOCKED], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    stranger = subprocess.Popen([sys.executable, "-c", BLOCKED.replace("fork_server_process", "")],
+                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert blocked.stdout.readline().strip() == "ready" and stranger.stdout.readline().strip() == "ready"
+        with thread_waits.ThreadWaits(period=0.05) as waits:
+            while waits.samples < 5:
+                time.sleep(0.05)
+    finally:
+        for child in (blocked, stranger):
+            child.communicate("x")
+    mean = waits.mean_threads()
+    assert mean.get(("candidates and scouts", "read"), 0) >= 0.5, mean
+    assert sum(n for (kind, _), n in mean.items() if kind == "candidates and scouts") < 2, "the stranger's not counted"
