@@ -76,9 +76,11 @@ def _thread_place(pid: int, tid: str) -> str | None:
 class ThreadWaits:
     """Samples the threads of every process of the benchmark's kinds every `period` seconds."""
 
-    def __init__(self, period: float = PERIOD, benchmark_pid: int | None = None):
+    def __init__(self, period: float = PERIOD, benchmark_pid: int | None = None, pids: set[int] | None = None):
+        """`pids`: only these processes (of those whose kind is known); None: all of them."""
         self.period = period
         self.benchmark_pid = os.getpid() if benchmark_pid is None else benchmark_pid
+        self.pids = pids
         self.samples = 0
         self._counts: Counter = Counter()
         self._kinds: dict[int, str | None] = {}
@@ -120,6 +122,8 @@ class ThreadWaits:
             if not name.isdigit():
                 continue
             pid = int(name)
+            if self.pids is not None and pid not in self.pids:
+                continue
             live.add(pid)
             kind = self._kind(pid)
             if kind is None:

@@ -247,7 +247,8 @@ class EvaluatorLine:
         self.commands: queue.Queue[Any] = queue.Queue()
         self.answers: dict[int, Future] = {}
         self.asked = itertools.count()
-        self.answered = 0
+        self.answered = 0  # counted by the compile threads
+        self._counting = threading.Lock()
         threading.Thread(target=self._route, name="scout channel", daemon=True).start()
 
     def _route(self) -> None:
@@ -287,7 +288,8 @@ class EvaluatorLine:
             return None
         found = read_compiled(Path(folder)) if folder else None
         if found is not None:
-            self.answered += 1
+            with self._counting:
+                self.answered += 1
         return found
 
 

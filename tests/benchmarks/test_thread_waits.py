@@ -31,7 +31,8 @@ def test_a_process_blocked_in_a_read_is_counted_there_under_its_kind_and_a_stran
                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     try:
         assert blocked.stdout.readline().strip() == "ready" and stranger.stdout.readline().strip() == "ready"
-        with thread_waits.ThreadWaits(period=0.05) as waits:
+        # only these two: other tests' processes on the machine may be of the same kinds
+        with thread_waits.ThreadWaits(period=0.05, pids={blocked.pid, stranger.pid}) as waits:
             while waits.samples < 5:
                 time.sleep(0.05)
     finally:
@@ -39,4 +40,4 @@ def test_a_process_blocked_in_a_read_is_counted_there_under_its_kind_and_a_stran
             child.communicate("x")
     mean = waits.mean_threads()
     assert mean.get(("candidates and scouts", "read"), 0) >= 0.5, mean
-    assert sum(n for (kind, _), n in mean.items() if kind == "candidates and scouts") < 2, "the stranger's not counted"
+    assert {kind for kind, _ in mean} == {"candidates and scouts"}, "the stranger's threads are not counted"
