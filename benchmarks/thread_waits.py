@@ -141,5 +141,12 @@ class ThreadWaits:
 
 
 def table(mean: dict[tuple[str, str], float], limit: int = 25) -> str:
-    rows = [f"| {kind} | {where} | {n:.2f} |" for (kind, where), n in list(mean.items())[:limit]]
+    """The places where threads were running or blocked first (a blocked one's place names its
+    kernel wait), then those asleep in waits of their own (idle pools, polls), most first in each."""
+    ordered = sorted(mean.items(), key=lambda item: (not _busy(item[0][1]), -item[1]))
+    rows = [f"| {kind} | {where} | {n:.2f} |" for (kind, where), n in ordered[:limit]]
     return "| process | where its threads are | threads (mean) |\n|---|---|---|\n" + "\n".join(rows)
+
+
+def _busy(where: str) -> bool:
+    return where == "running" or where.endswith("]")

@@ -41,3 +41,10 @@ def test_a_process_blocked_in_a_read_is_counted_there_under_its_kind_and_a_stran
     mean = waits.mean_threads()
     assert mean.get(("candidates and scouts", "read"), 0) >= 0.5, mean
     assert {kind for kind, _ in mean} == {"candidates and scouts"}, "the stranger's threads are not counted"
+
+
+def test_the_table_puts_running_and_blocked_threads_before_sleeping_ones():
+    mean = {("evaluator", "futex"): 40.0, ("memory checks", "ioctl /dev/nvidiactl [os_acquire_rwlock_write]"): 1.4,
+            ("evaluator", "running"): 7.0, ("memory checks", "poll"): 9.0}
+    rows = [line.split(" | ")[1] for line in thread_waits.table(mean).splitlines()[2:]]
+    assert rows == ["running", "ioctl /dev/nvidiactl [os_acquire_rwlock_write]", "futex", "poll"]
