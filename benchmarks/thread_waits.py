@@ -1,13 +1,14 @@
 """Where the threads of a benchmark's processes are, sampled from /proc: running (or ready to run),
 or waiting in which system call; for an ioctl, on which device file (threads queued on a GPU
-driver's locks wait in ioctls on /dev/nvidiactl or /dev/nvidia-uvm), and for a wait the process
+driver's locks wait in ioctls on /dev/nvidiactl or /dev/nvidia-uvm, and for the NVIDIA driver which of
+its calls), and for a wait the process
 cannot be woken from, the kernel function it waits in. The figure is the mean number of threads
 per sample in each place, by kind of process (process_use.kind_of). System call numbers are
 x86-64's; elsewhere calls are named by number.
 
     with ThreadWaits() as waits:
         ...
-    waits.mean_threads()  # {("candidates and scouts", "ioctl /dev/nvidiactl [os_acquire_rwlock_write]"): 2.8, ...}
+    waits.mean_threads()  # {("candidates and scouts", "ioctl /dev/nvidiactl RM_ALLOC [os_acquire_rwlock_write]"): 2.8, ...}
 """
 
 from __future__ import annotations
@@ -24,6 +25,17 @@ SYSCALLS = {0: "read", 1: "write", 7: "poll", 9: "mmap", 16: "ioctl", 23: "selec
             61: "wait4", 73: "flock", 202: "futex", 230: "clock_nanosleep", 232: "epoll_wait", 247: "waitid",
             257: "openat", 270: "pselect6", 271: "ppoll", 281: "epoll_pwait"}
 IOCTL = 16
+# the NVIDIA driver's ioctl commands (its nv_escape.h and nv-ioctl-numbers.h): which of its calls a
+# thread waits in (an ioctl number's low byte, its type byte "F")
+NVIDIA_TYPE = ord("F")
+NVIDIA_CALLS = {0x27: "RM_ALLOC_MEMORY", 0x28: "RM_ALLOC_OBJECT", 0x29: "RM_FREE", 0x2A: "RM_CONTROL",
+                0x2B: "RM_ALLOC", 0x34: "RM_DUP_OBJECT", 0x35: "RM_SHARE", 0x41: "RM_IDLE_CHANNELS",
+                0x4A: "RM_VID_HEAP_CONTROL", 0x4E: "RM_MAP_MEMORY", 0x4F: "RM_UNMAP_MEMORY",
+                0x52: "RM_GET_EVENT_DATA", 0x54: "RM_ALLOC_CONTEXT_DMA2", 0x57: "RM_MAP_MEMORY_DMA",
+                0x58: "RM_UNMAP_MEMORY_DMA", 0x59: "RM_BIND_CONTEXT_DMA", 0x5C: "RM_EXPORT_OBJECT_TO_FD",
+                0x5D: "RM_IMPORT_OBJECT_FROM_FD", 0x5E: "RM_UPDATE_DEVICE_MAPPING_INFO", 200: "CARD_INFO",
+                201: "REGISTER_FD", 210: "CHECK_VERSION_STR", 211: "IOCTL_XFER_CMD", 212: "ATTACH_GPUS_TO_FD",
+                213: "QUERY_DEVICE_INTR", 214: "SYS_PARAMS", 217: "EXPORT_TO_DMABUF_FD", 218: "WAIT_OPEN_COMPLETE"}
 
 
 def place(state: str, syscall: str, fd_target: str | None = None, wchan: str = "") -> str:
@@ -38,10 +50,25 @@ def place(state: str, syscall: str, fd_target: str | None = None, wchan: str = "
         number = int(fields[0])
         where = SYSCALLS.get(number, f"system call {number}")
         if number == IOCTL and fd_target:
-            where += " " + fd_target
+            where += " " + fd_target + _driver_call(fd_target, fields[2] if len(fields) > 2 else "")
     if state == "D" and wchan not in ("", "0"):
         where += f" [{wchan}]"
     return where
+
+
+def _driver_call(target: str, request: str) -> str:
+    """' RM_ALLOC' and the like for an ioctl on an NVIDIA device file; its number on the UVM one."""
+    if not target.startswith("/dev/nvidia"):
+        return ""
+    try:
+        number = int(request, 16)
+    except ValueError:
+        return ""
+    if target == "/dev/nvidia-uvm":
+        return f" {number:#x}"
+    if (number >> 8) & 0xFF != NVIDIA_TYPE:
+        return ""
+    return " " + NVIDIA_CALLS.get(number & 0xFF, f"{number & 0xFF:#x}")
 
 
 def _read(path: str) -> str:

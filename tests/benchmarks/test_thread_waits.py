@@ -17,9 +17,13 @@ def test_a_threads_place_names_its_call_its_ioctls_file_and_its_kernel_wait():
     assert thread_waits.place("R", "16 0x3 0x0") == "running"
     assert thread_waits.place("S", "running") == "running"
     assert thread_waits.place("S", "202 0x7f 0x80 0x0 0x0 0x0 0x0 0x7ffd 0x7f12") == "futex"
-    assert thread_waits.place("D", "16 0x5 0xc0 0x7ffd 0x0 0x0 0x0 0x7ffd 0x7f12", "/dev/nvidiactl",
-                              "os_acquire_rwlock_write") == "ioctl /dev/nvidiactl [os_acquire_rwlock_write]"
-    assert thread_waits.place("S", "16 0x5 0xc0", "/dev/nvidiactl", "os_acquire_rwlock_write") == "ioctl /dev/nvidiactl"
+    # _IOWR('F', 0x2B, 48): the driver's RM_ALLOC, as the ioctl's second argument
+    assert thread_waits.place("D", "16 0x5 0xc030462b 0x7ffd 0x0 0x0 0x0 0x7ffd 0x7f12", "/dev/nvidiactl",
+                              "os_acquire_rwlock_write") == "ioctl /dev/nvidiactl RM_ALLOC [os_acquire_rwlock_write]"
+    assert thread_waits.place("S", "16 0x5 0xc0104629", "/dev/nvidiactl", "x") == "ioctl /dev/nvidiactl RM_FREE"
+    assert thread_waits.place("S", "16 0x5 0xc0104677", "/dev/nvidia0") == "ioctl /dev/nvidia0 0x77"
+    assert thread_waits.place("S", "16 0x6 0x30000001", "/dev/nvidia-uvm") == "ioctl /dev/nvidia-uvm 0x30000001"
+    assert thread_waits.place("S", "16 0x7 0x5401", "/dev/pts/0") == "ioctl /dev/pts/0"
     assert thread_waits.place("S", "999 0x0") == "system call 999"
     assert thread_waits.place("D", "-1 0x7ffd 0x7f12", None, "folio_wait_bit") == "outside a system call [folio_wait_bit]"
 
