@@ -39,31 +39,23 @@ from typing import NamedTuple
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 PROJECT = str(Path(__file__).resolve().parents[1])
 
+from benchmarks.periodic import Periodic  # noqa: E402
 
-class ThreadSampler:
+
+class ThreadSampler(Periodic):
     """Counts, every `period` seconds, the innermost project frame of each thread but the caller's
     and the samplers'."""
 
     def __init__(self, period: float = 0.02):
-        self.period, self.counts = period, collections.Counter()
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="sampler: threads", daemon=True)
+        super().__init__(period, "sampler: threads")
+        self.counts: collections.Counter = collections.Counter()
         self._caller = threading.get_ident()
 
-    def __enter__(self) -> "ThreadSampler":
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self._stop.set()
-        self._thread.join()
-
-    def _run(self) -> None:
-        while not self._stop.wait(self.period):
-            skip = {self._caller} | {t.ident for t in threading.enumerate() if t.name.startswith("sampler")}
-            for ident, frame in sys._current_frames().items():
-                if ident not in skip:
-                    self.counts[_where(frame)] += 1
+    def sample(self) -> None:
+        skip = {self._caller} | {t.ident for t in threading.enumerate() if t.name.startswith("sampler")}
+        for ident, frame in sys._current_frames().items():
+            if ident not in skip:
+                self.counts[_where(frame)] += 1
 
     def report(self, top: int = 20) -> str:
         total = sum(self.counts.values()) or 1

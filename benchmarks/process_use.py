@@ -12,11 +12,11 @@ its last half second before it exited is not counted: the figures are a floor.
 from __future__ import annotations
 
 import os
-import threading
 from collections import Counter
 from pathlib import Path
 from typing import NamedTuple
 
+from benchmarks.periodic import Periodic
 from evaluator.sandbox import process_stat
 
 PERIOD = 0.5
@@ -66,37 +66,29 @@ def _written(pid: int) -> int:
     return 0
 
 
-class ProcessUse:
+class ProcessUse(Periodic):
     """Samples every process of the machine every `period` seconds between enter and exit."""
 
     def __init__(self, period: float = PERIOD):
-        self.period = period
+        super().__init__(period, "process use")
         self.cpu_seconds: dict[str, float] = {}
         self.written_bytes: dict[str, int] = {}
         self._ticks: Counter = Counter()
         self._written: Counter = Counter()
         self._last: dict[int, tuple[str | None, Reading]] = {}
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True, name="process use")
         self._hz = os.sysconf("SC_CLK_TCK")
 
     def __enter__(self) -> "ProcessUse":
-        self._sample(first=True)
-        self._thread.start()
-        return self
+        self.sample(first=True)
+        return super().__enter__()
 
     def __exit__(self, *exc) -> None:
-        self._stop.set()
-        self._thread.join()
-        self._sample()
+        super().__exit__(*exc)
+        self.sample()
         self.cpu_seconds = {k: round(v / self._hz, 1) for k, v in self._ticks.most_common()}
         self.written_bytes = dict(self._written.most_common())
 
-    def _run(self) -> None:
-        while not self._stop.wait(self.period):
-            self._sample()
-
-    def _sample(self, first: bool = False) -> None:
+    def sample(self, first: bool = False) -> None:
         seen = {}
         for name in os.listdir("/proc"):
             if not name.isdigit():

@@ -18,6 +18,7 @@ import threading
 from collections import Counter
 from pathlib import Path
 
+from benchmarks.periodic import Periodic
 from benchmarks.process_use import kind_of
 
 PERIOD = 0.5
@@ -100,37 +101,21 @@ def _thread_place(pid: int, tid: str) -> str | None:
         return None
 
 
-class ThreadWaits:
+class ThreadWaits(Periodic):
     """Samples the threads of every process of the benchmark's kinds every `period` seconds."""
 
     def __init__(self, period: float = PERIOD, benchmark_pid: int | None = None, pids: set[int] | None = None):
         """`pids`: only these processes (of those whose kind is known); None: all of them."""
-        self.period = period
+        super().__init__(period, "thread waits")
         self.benchmark_pid = os.getpid() if benchmark_pid is None else benchmark_pid
         self.pids = pids
         self.samples = 0
         self._counts: Counter = Counter()
         self._kinds: dict[int, str | None] = {}
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True, name="thread waits")
-
-    def __enter__(self) -> "ThreadWaits":
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self._stop.set()
-        self._thread.join()
 
     def mean_threads(self) -> dict[tuple[str, str], float]:
         """(kind of process, place) -> threads there per sample, most first."""
         return {key: n / max(1, self.samples) for key, n in self._counts.most_common()}
-
-    def _run(self) -> None:
-        while True:
-            self._sample()
-            if self._stop.wait(self.period):
-                return
 
     def _kind(self, pid: int) -> str | None:
         if pid not in self._kinds:
@@ -142,7 +127,7 @@ class ThreadWaits:
             self._kinds[pid] = kind_of(comm, command, self.benchmark_pid, pid)
         return self._kinds[pid]
 
-    def _sample(self) -> None:
+    def sample(self) -> None:
         me = threading.get_native_id()
         live = set()
         for name in os.listdir("/proc"):
