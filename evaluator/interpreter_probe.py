@@ -3,10 +3,9 @@
 Triton's CPU interpreter has computed some dtypes wrongly (3.9 gets bfloat16 arithmetic wrong:
 `x * 0.5`, `x + x`, `-x`, `tl.maximum`, `tl.where`; 3.6 cannot run bfloat16 constants at all). A
 correct kernel would then be INCORRECT on those cases, and a wrong one could pass; neither verdict
-would mean anything. So before the first
-CPU evaluation, small kernels of each operation run under the interpreter on every float dtype and
-are compared with PyTorch; the dtypes that fail are not run, and each result says which were not
-checked and why. The probe runs in a child process (the interpreter is switched on by its
+would mean anything. So before the first CPU evaluation, small kernels of each operation run under
+the interpreter on every float dtype and are compared with PyTorch; the dtypes that fail are not
+run, and each result says which were not checked and why. The probe runs in a child process (the interpreter is switched on by its
 environment); its answer is kept in the evaluator's cache folder under the versions it depends on.
 """
 
