@@ -19,6 +19,7 @@ it also reports how busy the machine's CPUs were and the busy CPU seconds per ev
 written to storage by kind of process (process_use.py: the evaluator, the candidates' processes and
 scouts, the memory checks, the compilers), and the evaluations' phases summed, to tell a GPU-bound run from a CPU-bound one.
 While a configuration runs, a line on stderr every 25 results gives how many are done and when.
+Each GPU's utilization is read from `nvidia-smi` once a second (gpu_utilization.py).
 `--threads` also samples where the threads of each kind of process are (thread_waits.py: running,
 or waiting in which system call, as in a GPU driver's ioctls), twice a second.
 """
@@ -39,6 +40,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from agentloop.evaluation import EvaluationQueue  # noqa: E402
+from benchmarks.gpu_utilization import GpuUtilization  # noqa: E402
 from benchmarks.machine_counters import cpu_times, cpu_use, disk_written  # noqa: E402
 from benchmarks.process_use import ProcessUse  # noqa: E402
 from benchmarks.thread_waits import ThreadWaits, table  # noqa: E402
@@ -131,7 +133,8 @@ def main() -> None:
             if hasattr(evaluations, "pids"):
                 evaluations.pids()  # Ray actors finish starting before the clock does
             cpu_before, disk_before, began = cpu_times(), disk_written(), time.time()
-            with ProcessUse() as by_kind, (ThreadWaits() if args.threads else contextlib.nullcontext()) as waits:
+            with ProcessUse() as by_kind, GpuUtilization() as gpus, \
+                    (ThreadWaits() if args.threads else contextlib.nullcontext()) as waits:
                 wall, results = asyncio.run(score(evaluations, jobs, name))
             cpu_busy, cpu_seconds = cpu_use(cpu_before, cpu_times())
             disk_after = disk_written()
@@ -149,6 +152,7 @@ def main() -> None:
                      "disk_written_mb": round((disk_after - disk_before) / 1e6) if disk_before is not None else None,
                      "written_mb_per_evaluation_by_process": {k: round(v / len(jobs) / 1e6, 1)
                                                               for k, v in by_kind.written_bytes.items()},
+                     "gpu_utilization": gpus.means(),
                      "phase_sums_s": phase_sums(results), "verdicts": dict(Counter(verdicts)),
                      "verdicts_differing_from_first_executor": differing})
         if waits is not None:
@@ -164,6 +168,10 @@ def main() -> None:
               f"{ratio:.2f}x | {ratio / r['devices']:.0%} | {_percent(r['cpu_busy'])} of {r['cpus']} | "
               f"{r['cpu_s_per_evaluation'] if r['cpu_s_per_evaluation'] is not None else '-'} | "
               f"{len(r['verdicts_differing_from_first_executor'])} |")
+    if any(r["gpu_utilization"] for r in rows):
+        print("\nEach GPU's utilization, mean of nvidia-smi once a second\n\n| executor | GPUs |\n|---|---|")
+        for r in rows:
+            print(f"| {r['executor']} | " + ", ".join(f"{i}: {u:.0%}" for i, u in r["gpu_utilization"].items()) + " |")
     for figure, title in (("cpu_s_per_evaluation_by_process", "CPU seconds"),
                           ("written_mb_per_evaluation_by_process", "MB written to storage")):
         print_by_process(rows, figure, title)
