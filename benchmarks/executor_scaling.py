@@ -2,22 +2,25 @@
 evaluator process per GPU; `local-one-process`: every GPU's Evaluator in this one process), and the
 Ray executor (a local Ray instance) on the same GPUs; `localN`: the first N GPUs; scaling efficiency against one GPU.
 
-    python benchmarks/executor_scaling.py [--tasks ID|CATEGORY ...] [--copies 2] [--json out.json]
+    python benchmarks/executor_scaling.py [--tasks ID|CATEGORY ...] [--copies 2] [--failing 0] [--json out.json]
                                           [--no-ir-store] [--no-memcheck] [--threads]
                                           [--executors local1 local local-one-process ray]
 
 The workload: the reference solutions of the chosen tasks (default: the first task of every
 category), each submitted `--copies` times with a distinct trailing comment (distinct sources, the
-same kernels). A first pass through the local executor, one copy of each task, warms the baseline,
-calibration and reference caches, so every measured configuration sees the same warm caches (the
-IR store of compiled kernels, evaluator/ir_store.py, is emptied before each configuration and left
-out of the first pass: each starts with its scouts compiling every kernel, and the copies after the
-second are answered from the store; `--no-ir-store` turns it off; `--no-memcheck` leaves out the memory check's process); each
-configuration then scores the whole workload, and throughput is evaluations per second of wall time. For each configuration
-it also reports how busy the machine's CPUs were and the busy CPU seconds per evaluation (from
+same kernels); with `--failing N`, copies 1 to N of each task fail on their first case after their
+kernels ran (a model's candidates mostly fail). A first pass through the local executor, one copy
+of each task, warms the baseline, calibration and reference caches, so every measured configuration
+sees the same warm caches (the IR store of compiled kernels, evaluator/ir_store.py, is emptied
+before each configuration and left out of the first pass: each starts with its scouts compiling
+every kernel, and the copies after the second are answered from the store; `--no-ir-store` turns
+it off; `--no-memcheck` leaves out the memory check's process); each configuration then scores the
+whole workload, and throughput is evaluations per second of wall time. For each configuration it
+also reports how busy the machine's CPUs were and the busy CPU seconds per evaluation (from
 /proc/stat, where there is one: every process of the machine counts), those seconds and the bytes
 written to storage by kind of process (process_use.py: the evaluator, the candidates' processes and
-scouts, the memory checks, the compilers), and the evaluations' phases summed, to tell a GPU-bound run from a CPU-bound one.
+scouts, the memory checks, the compilers), and the evaluations' phases summed, to tell a GPU-bound
+run from a CPU-bound one.
 While a configuration runs, a line on stderr every 25 results gives how many are done and when.
 Each GPU's utilization is read from `nvidia-smi` once a second (gpu_utilization.py).
 `--threads` also samples where the threads of each kind of process are (thread_waits.py: running,
@@ -49,7 +52,9 @@ from evaluator.loader import load_suite  # noqa: E402
 from evaluator.settings import default_cache_dir  # noqa: E402
 
 
-def workload(suite: dict, wanted: list[str], copies: int) -> list[tuple]:
+def workload(suite: dict, wanted: list[str], copies: int, failing: int = 0) -> list[tuple]:
+    """Each task's reference solution `copies` times, distinct by a trailing comment; copies 1 to
+    `failing` of each fail (failing_copy), as most of a model's candidates do."""
     if wanted:
         tasks = [t for i, t in sorted(suite.items()) if i in wanted or t.category in wanted]
     else:
@@ -57,7 +62,15 @@ def workload(suite: dict, wanted: list[str], copies: int) -> list[tuple]:
         for task_id, task in sorted(suite.items()):
             firsts.setdefault(task.category, task)
         tasks = list(firsts.values())
-    return [(t, t.solution_path.read_text() + f"\n# copy {c}\n") for c in range(copies) for t in tasks]
+    return [(t, failing_copy(t.solution_path.read_text(), t.entry, c) if 1 <= c <= failing
+             else t.solution_path.read_text() + f"\n# copy {c}\n") for c in range(copies) for t in tasks]
+
+
+def failing_copy(source: str, entry: str, copy: int) -> str:
+    """The solution, its entry point raising once its kernels have run: a candidate that compiles,
+    launches and then fails on its first case (RUNTIME_FAIL)."""
+    return (source + f"\n\n_solution_{copy} = {entry}\n\n\ndef {entry}(*args, **kwargs):\n"
+            f"    _solution_{copy}(*args, **kwargs)\n    raise ValueError('copy {copy}: wrong after its kernels ran')\n")
 
 
 async def score(evaluations, jobs: list[tuple], name: str = "", every: int = 25) -> tuple[float, list]:
@@ -111,6 +124,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--tasks", nargs="*", default=[])
     parser.add_argument("--copies", type=int, default=2)
+    parser.add_argument("--failing", type=int, default=0, help="copies of each task (from the second) that fail")
     parser.add_argument("--workers", type=int, default=0, help="evaluations at once per device (local)")
     parser.add_argument("--executors", nargs="*", default=["local1", "local", "ray"])
     parser.add_argument("--no-ir-store", action="store_true", help="every scout compiles every kernel (no IR store)")
@@ -118,7 +132,9 @@ def main() -> None:
     parser.add_argument("--threads", action="store_true", help="sample where the processes' threads are")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
-    jobs = workload(load_suite(), args.tasks, args.copies)
+    if not 0 <= args.failing < args.copies:
+        parser.error("--failing: from 0 to one less than --copies (the first copy warms the caches)")
+    jobs = workload(load_suite(), args.tasks, args.copies, args.failing)
     warm = EvaluationQueue("auto", args.workers, ir_store=False)
     try:
         asyncio.run(score(warm, jobs[:len(jobs) // args.copies]))

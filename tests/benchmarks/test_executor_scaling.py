@@ -64,3 +64,14 @@ def test_scoring_says_how_many_are_done_as_it_goes(capsys):
     assert results == jobs, "results in the order of the jobs"
     lines = capsys.readouterr().err.splitlines()
     assert [line.split(" in ")[0] for line in lines] == ["local1: 2 of 5", "local1: 4 of 5", "local1: 5 of 5"]
+
+
+def test_a_failing_copy_fails_on_its_first_case_after_its_kernels_ran_and_the_others_pass(suite, cpu_evaluator):
+    jobs = _benchmark().workload(suite, ["Math/abs"], copies=3, failing=1)
+    assert [code.count("wrong after its kernels ran") for _, code in jobs] == [0, 1, 0]
+    assert len({code for _, code in jobs}) == 3, "distinct sources"
+    results = [cpu_evaluator.evaluate(task, code) for task, code in jobs[:2]]
+    assert results[0].correct, results[0].reason
+    failed = results[1]
+    assert failed.verdict.value == "RUNTIME_FAIL" and "wrong after its kernels ran" in failed.reason, failed.reason
+    assert failed.stage.value == "call" and failed.reason.startswith("on "), "on a case, not at its import"
