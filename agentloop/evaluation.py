@@ -64,7 +64,7 @@ class EvaluationQueue:
 
     def __init__(self, device: str = "auto", workers: int = 0, timing: bool = True,
                  compile_baseline: bool = False, profile: bool = False, memcheck: bool = True,
-                 processes: bool | None = None, ir_store: bool = True):
+                 processes: bool | None = None, ir_store: bool = True, memcheck_start: str = "spawn"):
         devices = visible_devices(device)
         if not devices:
             raise ValueError(f"no device matches {device!r}")
@@ -72,7 +72,7 @@ class EvaluationQueue:
         # CPU evaluations are one interpreter process each; GPU ones also compile on the CPU cores.
         per_device = workers or (cores if devices == ["cpu"] else max(1, min(8, cores // (2 * len(devices)))))
         options = {"timing": timing, "compile_baseline": compile_baseline, "profile": profile, "memcheck": memcheck,
-                   "ir_store": ir_store}
+                   "ir_store": ir_store, "memcheck_start": memcheck_start}
         apart = len(devices) > 1 if processes is None else processes
         if apart:
             # building inputs and judging outputs on the host: the cores shared among every

@@ -65,7 +65,8 @@ class RayEvaluations:
     """The `Evaluates` interface over a pool of EvaluatorActors."""
 
     def __init__(self, address: str | None = None, device: str = "auto", workers: int = 0, timing: bool = True,
-                 compile_baseline: bool = False, profile: bool = False, memcheck: bool = True, ir_store: bool = True):
+                 compile_baseline: bool = False, profile: bool = False, memcheck: bool = True, ir_store: bool = True,
+                 memcheck_start: str = "spawn"):
         ray = _joined_ray(address)
         self.ray = ray
         on_gpu, count = _actor_placement(ray.cluster_resources(), device, workers)
@@ -73,7 +74,7 @@ class RayEvaluations:
         actor = ray.remote(num_gpus=1 if on_gpu else 0, num_cpus=1, max_restarts=-1,
                            max_concurrency=self.slots)(EvaluatorActor)
         options = {"timing": timing, "compile_baseline": compile_baseline, "profile": profile, "memcheck": memcheck,
-                   "ir_store": ir_store}
+                   "ir_store": ir_store, "memcheck_start": memcheck_start}
         actor_device = "cuda" if on_gpu else "cpu"
         self.actors = [actor.remote(actor_device, options) for _ in range(count)]
         self.devices = [actor_device] * count

@@ -3,7 +3,8 @@ evaluator process per GPU; `local-one-process`: every GPU's Evaluator in this on
 Ray executor (a local Ray instance) on the same GPUs; `localN`: the first N GPUs; scaling efficiency against one GPU.
 
     python benchmarks/executor_scaling.py [--tasks ID|CATEGORY ...] [--copies 2] [--failing 0] [--json out.json]
-                                          [--no-ir-store] [--no-memcheck] [--threads]
+                                          [--no-ir-store] [--no-memcheck] [--memcheck-start first_pass]
+                                          [--threads]
                                           [--executors local1 local local-one-process ray]
 
 The workload: the reference solutions of the chosen tasks (default: the first task of every
@@ -14,7 +15,8 @@ of each task, warms the baseline, calibration and reference caches, so every mea
 sees the same warm caches (the IR store of compiled kernels, evaluator/ir_store.py, is emptied
 before each configuration and left out of the first pass: each starts with its scouts compiling
 every kernel, and the copies after the second are answered from the store; `--no-ir-store` turns
-it off; `--no-memcheck` leaves out the memory check's process); each configuration then scores the
+it off; `--no-memcheck` leaves out the memory check's process, `--memcheck-start first_pass` starts
+it once a case has passed); each configuration then scores the
 whole workload, and throughput is evaluations per second of wall time. For each configuration it
 also reports how busy the machine's CPUs were and the busy CPU seconds per evaluation (from
 /proc/stat, where there is one: every process of the machine counts), those seconds and the bytes
@@ -97,10 +99,10 @@ def phase_sums(results: list) -> dict[str, float]:
     return {k: round(v, 1) for k, v in sums.most_common()}
 
 
-def executor(name: str, workers: int, ir_store: bool = True, memcheck: bool = True):
+def executor(name: str, workers: int, ir_store: bool = True, memcheck: bool = True, memcheck_start: str = "spawn"):
     import torch
 
-    options = {"workers": workers, "ir_store": ir_store, "memcheck": memcheck}
+    options = {"workers": workers, "ir_store": ir_store, "memcheck": memcheck, "memcheck_start": memcheck_start}
     if name == "local1":
         return EvaluationQueue("cuda:0" if torch.cuda.is_available() else "cpu", **options)
     if name == "local":
@@ -129,6 +131,8 @@ def main() -> None:
     parser.add_argument("--executors", nargs="*", default=["local1", "local", "ray"])
     parser.add_argument("--no-ir-store", action="store_true", help="every scout compiles every kernel (no IR store)")
     parser.add_argument("--no-memcheck", action="store_true", help="no memory check (one CUDA process an evaluation)")
+    parser.add_argument("--memcheck-start", choices=("spawn", "first_pass"), default="spawn",
+                        help="when the memory check's process starts (EvaluatorConfig.memcheck_start)")
     parser.add_argument("--threads", action="store_true", help="sample where the processes' threads are")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
@@ -143,7 +147,8 @@ def main() -> None:
     rows, first = [], None
     for name in args.executors:
         emptied_ir_store()
-        evaluations = executor(name, args.workers, ir_store=not args.no_ir_store, memcheck=not args.no_memcheck)
+        evaluations = executor(name, args.workers, ir_store=not args.no_ir_store, memcheck=not args.no_memcheck,
+                               memcheck_start=args.memcheck_start)
         try:
             devices = len(getattr(evaluations, "devices", [])) or 1
             if hasattr(evaluations, "pids"):

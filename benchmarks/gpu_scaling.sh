@@ -6,7 +6,8 @@
 #   bash benchmarks/gpu_scaling.sh OUTDIR
 # COPIES (default 14: 15 tasks x 14 = 210 evaluations of distinct sources; NO_IR_STORE=1: every scout
 # compiles every kernel, evaluator/ir_store.py; NO_MEMCHECK=1: no memory check; THREADS=1: where the
-# processes' threads are, benchmarks/thread_waits.py; FAILING=N: copies 1 to N of each task fail),
+# processes' threads are, benchmarks/thread_waits.py; FAILING=N: copies 1 to N of each task fail;
+# MEMCHECK_START=first_pass: the memory check's process starts once a case has passed),
 # EXECUTORS (default
 # "local1 local local-one-process"; add ray where Ray is installed), PARTS (default "scaling references"),
 # VISIBLE (the GPUs `eval --references` runs on, one run per word: default "0 all"; "all" is every GPU),
@@ -32,6 +33,7 @@ for part in ${PARTS:-scaling references}; do
       AGENTLOOP_CACHE_DIR=/tmp/agentloop-scaling python3 benchmarks/executor_scaling.py --copies "${COPIES:-14}" \
         --executors ${EXECUTORS:-local1 local local-one-process} ${NO_IR_STORE:+--no-ir-store} \
         ${NO_MEMCHECK:+--no-memcheck} ${THREADS:+--threads} ${FAILING:+--failing $FAILING} \
+        ${MEMCHECK_START:+--memcheck-start $MEMCHECK_START} \
         --json "$out/scaling.json" > "$out/scaling.md" 2> "$out/scaling.log"
       tail -8 "$out/scaling.md" ;;
     references)

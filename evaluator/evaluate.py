@@ -57,7 +57,8 @@ STEPS = (
     Step(Stage.IMPORT, start.start),
     Step(Stage.CALL, correctness.correctness),
     Step(Stage.TIMING, timing.time_candidate, wanted=lambda evaluation: evaluation.timed),
-    Step(Stage.MEMCHECK, memcheck_stage.memcheck, wanted=lambda evaluation: evaluation.scorer.on_gpu),
+    Step(Stage.MEMCHECK, memcheck_stage.memcheck,
+         wanted=lambda evaluation: evaluation.scorer.on_gpu or evaluation.scorer.sanitizer is not None),
     Step(Stage.TIMING, profile.profile, wanted=profile.wanted),
 )
 
@@ -103,6 +104,8 @@ class Evaluator:
 
     def __init__(self, config: EvaluatorConfig | None = None):
         self.config = config or EvaluatorConfig()
+        if self.config.memcheck_start not in memcheck_stage.MEMCHECK_STARTS:
+            raise ValueError(f"memcheck_start {self.config.memcheck_start!r}: one of {memcheck_stage.MEMCHECK_STARTS}")
         self.device = resolve_device(self.config.device)
         self.on_gpu = self.device.type == "cuda"
         self.gpu_node = gpu_node.device_node(self.device.index or 0) if self.on_gpu else None  # its GPU alone
@@ -122,7 +125,8 @@ class Evaluator:
         self.ir_compiler = (ir_compiler.IRCompiler(IRStore(self.cache_dir / STORE_FOLDER), self.server,
                                                    self.triton_target, self.limits, ir_compiler.threads(self.cores()))
                             if self.scouting() and self.triton_target is not None and self.config.ir_store else None)
-        self.sanitizer = memcheck.sanitizer_path() if self.on_gpu and self.config.memcheck else None
+        self.sanitizer = ((self.config.sanitizer or (memcheck.sanitizer_path() if self.on_gpu else None))
+                          if self.config.memcheck else None)
         # dtype name -> why this Triton's interpreter cannot judge it (CPU only; interpreter_probe.py)
         self.unjudgeable = ({} if self.on_gpu or not self.config.skip_unjudgeable
                             else interpreter_probe.unreliable(self.cache_dir))

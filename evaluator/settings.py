@@ -66,6 +66,13 @@ class EvaluatorConfig:
     ir_store: bool = True
     # Out-of-bounds accesses: Compute Sanitizer on a GPU (memcheck.py), the interpreter's own on the CPU.
     memcheck: bool = True
+    # When the memory check's process starts: "spawn", beside the candidate's (its instrumented calls
+    # overlap the candidate's cases and timing), or "first_pass", once one of the candidate's cases
+    # has passed (a candidate failing on its first case then costs no second process and CUDA context).
+    memcheck_start: str = "spawn"
+    # The Compute Sanitizer to run; None: the one found on a GPU machine. Tests name a stand-in, with
+    # which the memory check's process runs on the CPU too.
+    sanitizer: str | None = None
     # On the CPU, leave out the cases of dtypes this Triton's interpreter computes wrongly
     # (interpreter_probe.py); False runs them all (tests of the case plumbing use wrong dtypes freely).
     skip_unjudgeable: bool = True

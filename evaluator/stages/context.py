@@ -4,6 +4,7 @@ and files it holds until it ends."""
 from __future__ import annotations
 
 import contextlib
+import threading
 import time
 from concurrent.futures import Future
 from dataclasses import dataclass, field
@@ -36,6 +37,8 @@ class Evaluation:
     ir_asked: int = 0                  # its scout's questions so far
     box: Sandbox | None = None         # the process of the first share of cases; timed afterwards
     checker: MemcheckRun | None = None
+    checker_asked: bool = False        # its start was asked for (once; it may have found no sanitizer)
+    checking: threading.Lock = field(default_factory=threading.Lock)
     baseline: dict[str, TimingStats] | EarlyBaseline | None = None
     probing: Future[list[CaseData]] | None = None
     passed_outputs: dict[int, Any] = field(default_factory=dict)  # kept outputs of timing cases, by plan index

@@ -4,6 +4,7 @@ measured meanwhile. A CUDA fault during correctness is located here too."""
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 from evaluator.case_feed import CaseFeed
@@ -14,13 +15,31 @@ from evaluator.stage_failed import StageFailed
 from evaluator.stages.context import Evaluation, phase
 
 
+MEMCHECK_STARTS = ("spawn", "first_pass")
+
+
+def ensure_checker(ev: Evaluation) -> MemcheckRun | None:
+    """The evaluation's memory-check process, started now if its start was not asked for yet (at the
+    candidate's spawn, at its first passed case, or at the end as the last chance)."""
+    with ev.checking:
+        if not ev.checker_asked:
+            ev.checker_asked = True
+            ev.checker = start_checker(ev)
+            if ev.checker is not None:
+                ev.held.enter_context(ev.checker)
+    return ev.checker
+
+
 def start_checker(ev: Evaluation) -> MemcheckRun | None:
-    """On a GPU, the process that runs the candidate under Compute Sanitizer, started now and given
-    the small and edge cases as they are built."""
+    """Where there is a sanitizer (on a GPU), the process that runs the candidate under Compute
+    Sanitizer, started now and given the small and edge cases as they are built."""
     scorer, feed = ev.scorer, ev.feed
-    if not (scorer.on_gpu and scorer.config.memcheck and scorer.sanitizer):
+    if not (scorer.config.memcheck and scorer.sanitizer):
         return None
-    checker = MemcheckRun(scorer.server, ev.job, ev.source, scorer.limits, ev.reach, scorer.sanitizer)
+    reach = ev.reach
+    if scorer.config.sanitizer:  # named in the settings, wherever it lies: its folder read-only to this process
+        reach = dataclasses.replace(reach, readable=(*reach.readable, Path(scorer.sanitizer).parent))
+    checker = MemcheckRun(scorer.server, ev.job, ev.source, scorer.limits, reach, scorer.sanitizer)
     ev.own(checker.box)
     indices = [feed.cases.index(c) for c in checked_cases(ev.task) if c in feed.cases]
     checker.feed(feed.ready, [(i, lambda i=i: feed.data[i].inputs_file, describe_case(feed.cases[i]))
@@ -29,7 +48,7 @@ def start_checker(ev: Evaluation) -> MemcheckRun | None:
 
 
 def memcheck(ev: Evaluation, result: EvalResult) -> None:
-    checker = ev.checker
+    checker = ensure_checker(ev)
     if checker is None:
         result.memory_check = ("off" if not ev.scorer.config.memcheck
                                else "unavailable: compute-sanitizer was not found")
@@ -48,11 +67,14 @@ def locate_fault(ev: Evaluation, failed: StageFailed, result: EvalResult) -> Non
     kernel, line and access (the fault alone says none of it), the small and edge cases sent to it
     so far (likely to show the same mistake), then the case that faulted."""
     feed = ev.feed
-    if ev.checker is None or failed.case is None or not 0 <= failed.case < len(feed.cases):
+    if failed.case is None or not 0 <= failed.case < len(feed.cases):
         return
-    ev.checker.end(described(feed, [feed.cases[failed.case]]))
+    checker = ensure_checker(ev)
+    if checker is None:
+        return
+    checker.end(described(feed, [feed.cases[failed.case]]))
     with phase(result, "memcheck"):
-        outcome = ev.checker.outcome()
+        outcome = checker.outcome()
     if outcome.verdict == Verdict.MEMORY_FAIL.value:
         result.memory_check = "memcheck"
         failed.reason, failed.traceback = outcome.reason, outcome.report or failed.traceback

@@ -17,6 +17,7 @@ from evaluator.result import CaseResult, Verdict
 from evaluator.sandbox import DeviceReadiness, Sandbox
 from evaluator.stage_failed import StageFailed
 from evaluator.task import Task
+from evaluator.stages import memcheck
 from evaluator.stages.context import Evaluation
 
 FEED_POLL_SECONDS = 0.02  # how often, while cases are still being built, the evaluator sends new ones
@@ -46,12 +47,20 @@ class _ShareRun:
                 harvest(share, self.task, wait=False)
                 if message is not None and self._take(parsed(message)):
                     return
+                self._check_memory_once_a_case_passed()
             self.box.kill()  # an earlier case failed in another process: nothing left here can change the verdict
         except StageFailed as failed:  # a ChildGone too
             self._fail(_earliest(share, self.task, failed))
         finally:
             for future in share.pending.values():
                 future.cancel()  # judgements not yet begun of cases after the verdict's
+
+    def _check_memory_once_a_case_passed(self) -> None:
+        """Every case judged so far passed (a failure raises): with the memory check started at the
+        first pass, now is when."""
+        ev = self.ev
+        if self.share.judged and not ev.checker_asked and ev.scorer.config.memcheck_start == "first_pass":
+            memcheck.ensure_checker(ev)
 
     def _take(self, message: Any) -> bool:
         """Acts on one message; True once the share's cases are all done."""

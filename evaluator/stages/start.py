@@ -43,9 +43,8 @@ def start(ev: Evaluation, result: EvalResult) -> None:
     with phase(result, "spawn"):
         ev.box = ev.held.enter_context(ev.own(Sandbox(scorer.server, "candidate", ev.job, {"candidate.py": ev.source},
                                                       scorer.limits, ev.reach)))
-        ev.checker = memcheck.start_checker(ev)
-        if ev.checker is not None:
-            ev.held.enter_context(ev.checker)
+        if scorer.config.memcheck_start == "spawn":
+            memcheck.ensure_checker(ev)
 
 
 def job(ev: Evaluation) -> Job:
