@@ -7,8 +7,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -25,7 +23,7 @@ def test_a_tasks_kernels_are_compiled_and_their_signatures_counted(tmp_path):
     assert 1 <= gelu["signatures"] <= gelu["compiled"]
     assert gelu["launchers"] is None or 1 <= gelu["launchers"] <= gelu["signatures"]
     assert gelu["cpu_s"] > 0 and gelu["compiler_cpu_s"] > 0, "Triton's passes in the process, ptxas in children"
-    assert summary["cpu_s"] == pytest.approx(gelu["cpu_s"], abs=0.05)
+    assert summary["cpu_s"] == round(gelu["cpu_s"], 1), "one task: the sum is its own, to a tenth"
     stages = summary["stage_cpu_s"]
     assert set(stages) == {"front end (make_ir)", "make_ttir", "make_ttgir", "make_llir", "make_ptx", "make_cubin"}
     assert stages["make_llir"] > 0 and stages["front end (make_ir)"] > 0
