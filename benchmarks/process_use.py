@@ -43,14 +43,18 @@ def kind_of(comm: str, command: str, benchmark_pid: int, pid: int) -> str | None
     return next((kind for key, kind in BY_COMMAND if key in command), None)
 
 
-def _read(pid: int) -> Reading | None:
-    """One process's name, command line and use so far; None once it is gone."""
-    stat = process_stat(pid)
+def command_line(pid: int) -> str | None:
+    """A process's command line, its words joined by spaces; None once it is gone."""
     try:
-        command = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
     except OSError:
         return None
-    if stat is None:
+
+
+def _read(pid: int) -> Reading | None:
+    """One process's name, command line and use so far; None once it is gone."""
+    stat, command = process_stat(pid), command_line(pid)
+    if stat is None or command is None:
         return None
     comm, fields = stat
     return Reading(comm, command, int(fields[11]) + int(fields[12]), _written(pid))

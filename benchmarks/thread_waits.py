@@ -16,10 +16,10 @@ from __future__ import annotations
 import os
 import threading
 from collections import Counter
-from pathlib import Path
 
 from benchmarks.periodic import Periodic
-from benchmarks.process_use import kind_of
+from benchmarks.process_use import command_line, kind_of
+from evaluator.sandbox import process_stat
 
 PERIOD = 0.5
 SYSCALLS = {0: "read", 1: "write", 7: "poll", 9: "mmap", 16: "ioctl", 23: "select", 35: "nanosleep", 45: "recvfrom",
@@ -119,12 +119,10 @@ class ThreadWaits(Periodic):
 
     def _kind(self, pid: int) -> str | None:
         if pid not in self._kinds:
-            try:
-                comm = _read(f"/proc/{pid}/comm").strip()
-                command = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-            except OSError:
+            stat, command = process_stat(pid), command_line(pid)
+            if stat is None or command is None:
                 return None
-            self._kinds[pid] = kind_of(comm, command, self.benchmark_pid, pid)
+            self._kinds[pid] = kind_of(stat[0], command, self.benchmark_pid, pid)
         return self._kinds[pid]
 
     def sample(self) -> None:
