@@ -200,12 +200,14 @@ class ReferenceCache:
         return total
 
     def nbytes(self) -> int:
+        """The files' bytes; a folder or file another evaluator removes during the walk is not counted."""
         total = 0
-        for f in self.directory.rglob("*"):
-            try:
-                total += f.stat().st_size if f.is_file() else 0
-            except OSError:  # removed meanwhile
-                continue
+        for folder, _, names in os.walk(self.directory):
+            for name in names:
+                try:
+                    total += os.lstat(os.path.join(folder, name)).st_size
+                except OSError:
+                    continue
         return total
 
 

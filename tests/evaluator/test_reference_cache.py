@@ -350,3 +350,42 @@ def test_only_cases_dearer_to_build_than_to_read_are_kept(tmp_path, gelu):
     store_with(tmp_path, reading_is_dear, "third").get(counted, case)
     assert calls, "not kept, so computed again"
     assert not reading_is_dear.worth_keeping(10.0, 1 << 20) and cache.worth_keeping(0.01, 1 << 20)
+
+
+def test_the_size_walk_skips_a_folder_another_evaluator_removes_meanwhile(tmp_path, gelu, monkeypatch):
+    cache = ReferenceCache(tmp_path / "references", CPU, max_bytes=1 << 30)
+    case = plan(gelu, on_gpu=False)[0]
+    store_with(tmp_path, cache, "kept").get(gelu, case)
+    kept = cache.nbytes()
+    building = cache.directory / ".building-elsewhere"
+    building.mkdir()
+    (building / INPUTS).write_bytes(b"x" * 100)
+    listing = os.scandir
+
+    def listed_then_removed(path="."):
+        entries = list(listing(path))
+        if isinstance(path, (str, os.PathLike)) and os.fspath(path) == os.fspath(cache.directory):
+            shutil.rmtree(building)  # the other evaluator renames or removes its folder after our listing
+        return iter_entries(entries)
+
+    monkeypatch.setattr(os, "scandir", listed_then_removed)
+    assert cache.nbytes() == kept
+
+
+class iter_entries:
+    """A listing made already, an iterator and a context manager as os.scandir's is."""
+
+    def __init__(self, entries):
+        self._entries = iter(entries)
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        return next(self._entries)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
