@@ -34,8 +34,9 @@ def evaluators(tmp_path_factory):
     cache = tmp_path_factory.mktemp("cache")
 
     def get(static: bool = True, step_seconds: float | None = None, watchdog_bytes: int | None = None,
-            device: str = "cpu", timing: bool = True, disk_bytes: int | None = None, memcheck: bool = True) -> Evaluator:
-        key = (static, step_seconds, watchdog_bytes, device, timing, disk_bytes, memcheck)
+            device: str = "cpu", timing: bool = True, disk_bytes: int | None = None, memcheck: bool = True,
+            memcheck_start: str = "spawn") -> Evaluator:
+        key = (static, step_seconds, watchdog_bytes, device, timing, disk_bytes, memcheck, memcheck_start)
         if key not in made:
             limits = None
             if step_seconds or watchdog_bytes or disk_bytes:
@@ -43,7 +44,8 @@ def evaluators(tmp_path_factory):
                                 memory_bytes=watchdog_bytes or 6 << 30, address_space=watchdog_bytes is None,
                                 disk_bytes=disk_bytes or 8 << 30)
             made[key] = Evaluator(EvaluatorConfig(device=device, static_checks=static, limits=limits,
-                                                  cache_dir=cache, timing=timing, memcheck=memcheck))
+                                                  cache_dir=cache, timing=timing, memcheck=memcheck,
+                                                  memcheck_start=memcheck_start))
         return made[key]
 
     yield get

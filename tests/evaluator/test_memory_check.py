@@ -34,3 +34,13 @@ def test_on_a_gpu_memcheck_runs_for_a_correct_kernel_and_can_be_skipped(evaluato
     unsafe = (VERDICTS / "memory_fail_off_by_one.py").read_text()
     skipped = evaluators(device="cuda", timing=False, memcheck=False).evaluate(gelu, unsafe)
     assert skipped.correct and skipped.memory_check == "off" and "memcheck" not in skipped.phases
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("start", ["spawn", "first_pass"])
+def test_on_a_gpu_an_unsafe_kernel_passing_its_cases_is_caught_whenever_the_check_starts(evaluators, gelu, start):
+    unsafe = (VERDICTS / "memory_fail_off_by_one.py").read_text()
+    caught = evaluators(device="cuda", timing=False, memcheck_start=start).evaluate(gelu, unsafe)
+    assert caught.verdict.value == "MEMORY_FAIL", caught.reason
+    safe = evaluators(device="cuda", timing=False, memcheck_start=start).evaluate(gelu, gelu.solution_path.read_text())
+    assert safe.correct and safe.memory_check == "memcheck", safe.reason
