@@ -366,13 +366,13 @@ def test_the_size_walk_skips_a_folder_another_evaluator_removes_meanwhile(tmp_pa
         entries = list(listing(path))
         if isinstance(path, (str, os.PathLike)) and os.fspath(path) == os.fspath(cache.directory):
             shutil.rmtree(building)  # the other evaluator renames or removes its folder after our listing
-        return iter_entries(entries)
+        return Listing(entries)
 
     monkeypatch.setattr(os, "scandir", listed_then_removed)
     assert cache.nbytes() == kept
 
 
-class iter_entries:
+class Listing:
     """A listing made already, an iterator and a context manager as os.scandir's is."""
 
     def __init__(self, entries):
