@@ -1,7 +1,12 @@
 import os
 
-import pytest
-import torch
+# One compute thread per test process and the processes it starts: the test workers are one per
+# core, and torch's OpenMP threads spin-wait for each other, which on a machine whose cores are all
+# busy made CPU-bound tests up to ten times slower (benchmarks/RESULTS.md, "The test suite's threads").
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+import pytest  # noqa: E402
+import torch  # noqa: E402
 
 if not torch.cuda.is_available():
     os.environ.setdefault("TRITON_INTERPRET", "1")
