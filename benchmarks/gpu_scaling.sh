@@ -13,7 +13,9 @@
 # VISIBLE (the GPUs `eval --references` runs on, one run per word: default "0 all"; "all" is every GPU),
 # REFERENCES_LIMIT (seconds after which each such run is stopped; it then reports what it scored, and
 # when every 25th result came, the longest wait between two, the disks' writes (storage-WORD.tsv,
-# benchmarks/storage_timeline.py), and per GPU from the lock log (locks-WORD.jsonl) how long its lock
+# benchmarks/storage_timeline.py), the CPU seconds of each kind of process (use-WORD.json,
+# benchmarks/process_use.py; WHERE_REFERENCES=1: py-spy samples the evaluator's process into
+# where-references-WORD.txt), and per GPU from the lock log (locks-WORD.jsonl) how long its lock
 # was held exclusively and how long a timing was waiting for it or holding it, and what the waits
 # were for, and from the process log (processes-WORD.jsonl) each evaluator's most GPU memory
 # allocated and what it held then).
@@ -43,6 +45,14 @@ for part in ${PARTS:-scaling references}; do
         rm -rf /tmp/agentloop-references-cold ~/.triton/cache
         python3 benchmarks/storage_timeline.py --folder /tmp/agentloop-references-cold > "$out/storage-$name.tsv" &
         sampler=$!
+        python3 benchmarks/process_use.py --json "$out/use-$name.json" > "$out/use-$name.log" &
+        use=$!
+        until grep -q sampling "$out/use-$name.log" 2>/dev/null; do sleep 0.2; done
+        if [ -n "${WHERE_REFERENCES:-}" ]; then  # py-spy on the evaluator's process, once it is there
+          ( for _ in $(seq 300); do evaluator=$(pgrep -f -n "agentloop eval --references") && break; sleep 0.2; done
+            [ -n "$evaluator" ] && exec /tmp/site/bin/py-spy record --nonblocking -r 25 --format raw -p "$evaluator" \
+              -o "$out/where-references-$name.txt" > "$out/where-references-$name.log" 2>&1 ) &
+        fi
         start=$(date +%s.%N)
         rm -f "$out/locks-$name.jsonl" "$out/processes-$name.jsonl"
         CUDA_VISIBLE_DEVICES=$visible AGENTLOOP_CACHE_DIR=/tmp/agentloop-references-cold \
@@ -53,9 +63,10 @@ for part in ${PARTS:-scaling references}; do
         status=$?  # 124: stopped at REFERENCES_LIMIT seconds; the JSON then holds those scored by then
         sleep 0.5  # the log's last lines
         kill $sampler; wait $sampler
+        kill -TERM $use; wait $use
         echo "eval --references on GPUs $visible, cold: $(python3 -c "import time; print(round(time.time() - $start, 1))") s, exit $status"
         python3 - "$out/references-$name.json" "$out/references-$name.log" "$start" "$out/storage-$name.tsv" \
-          "$out/locks-$name.jsonl" "$out/processes-$name.jsonl" <<'PY'
+          "$out/locks-$name.jsonl" "$out/processes-$name.jsonl" "$out/use-$name.json" <<'PY'
 import collections, csv, json, re, sys, time
 from pathlib import Path
 from evaluator.loader import import_path
@@ -76,6 +87,11 @@ phases = collections.Counter()
 for r in results:
     phases.update(r.get("phases") or {})
 print("  phases per evaluation, means (s):", {k: round(v / max(1, len(results)), 2) for k, v in sorted(phases.items())})
+use = json.loads(Path(sys.argv[7]).read_text()) if Path(sys.argv[7]).exists() else None
+if use:
+    busy = sum(use["cpu_seconds"].values())
+    print(f"  CPU seconds by kind of process per evaluation (all {busy:.0f} s, {busy / max(use['seconds'], 1e-9):.1f} "
+          f"CPUs busy on average):", {k: round(v / max(1, len(results)), 2) for k, v in use["cpu_seconds"].items()})
 holds = [json.loads(line) for line in open(sys.argv[5])] if Path(sys.argv[5]).exists() else []
 wall = max((h["released"] for h in holds), default=float(sys.argv[3])) - float(sys.argv[3])
 for gpu, use in bench.exclusive_by_gpu(holds).items():
@@ -93,6 +109,12 @@ for r in results:
     for label, stats in ((k, (r.get("performance") or {}).get(k)) for k in ("candidate", "eager", "compiled")):
         timed[label] += stats["median_ms"] * stats["reps"] / 1e3 if stats else 0.0
 print("  timed calls (median x repetitions, summed): " + ", ".join(f"{k} {v:.1f} s" for k, v in timed.items() if v))
+eager = sorted(((e["median_ms"] * e["reps"] / 1e3, r["task_id"], e["median_ms"], e["reps"]) for r in results
+                for e in [(r.get("performance") or {}).get("eager")] if e), reverse=True)
+print("  eager baselines' timed calls, longest: " + ", ".join(f"{t} {s:.1f} s ({m:.1f} ms x {n})" for s, t, m, n in eager[:12]))
+for band, low, high in (("under 1 ms", 0, 1), ("1-10 ms", 1, 10), ("10-100 ms", 10, 100), ("0.1-1 s", 100, 1e3), ("over 1 s", 1e3, 1e9)):
+    inside = [s for s, _, m, _ in eager if low <= m < high]
+    print(f"  eager calls {band}: {len(inside)} tasks, {sum(inside):.1f} s timed")
 for (kind, what), n, seconds in bench.drain_waits(holds, {})[:5]:
     print(f"  exclusive holds waited {seconds:.1f} s ({n} waits) for the last {what!r} hold in their way")
 logged = [json.loads(line) for line in open(sys.argv[6])] if Path(sys.argv[6]).exists() else []

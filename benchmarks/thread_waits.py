@@ -8,7 +8,7 @@ x86-64's; elsewhere calls are named by number.
 
     with ThreadWaits() as waits:
         ...
-    waits.mean_threads()  # {("candidates and scouts", "ioctl /dev/nvidiactl RM_ALLOC [os_acquire_rwlock_write]"): 2.8, ...}
+    waits.mean_threads()  # {("candidates", "ioctl /dev/nvidiactl RM_ALLOC [os_acquire_rwlock_write]"): 2.8, ...}
 """
 
 from __future__ import annotations
@@ -111,19 +111,23 @@ class ThreadWaits(Periodic):
         self.pids = pids
         self.samples = 0
         self._counts: Counter = Counter()
-        self._kinds: dict[int, str | None] = {}
+        self._kinds: dict[tuple[int, str], str | None] = {}
 
     def mean_threads(self) -> dict[tuple[str, str], float]:
         """(kind of process, place) -> threads there per sample, most first."""
         return {key: n / max(1, self.samples) for key, n in self._counts.most_common()}
 
     def _kind(self, pid: int) -> str | None:
-        if pid not in self._kinds:
-            stat, command = process_stat(pid), command_line(pid)
-            if stat is None or command is None:
+        """By its name now: a fork server's child takes its kind's name right after the fork."""
+        stat = process_stat(pid)
+        if stat is None:
+            return None
+        if (pid, stat[0]) not in self._kinds:
+            command = command_line(pid)
+            if command is None:
                 return None
-            self._kinds[pid] = kind_of(stat[0], command, self.benchmark_pid, pid)
-        return self._kinds[pid]
+            self._kinds[pid, stat[0]] = kind_of(stat[0], command, self.benchmark_pid, pid)
+        return self._kinds[pid, stat[0]]
 
     def sample(self) -> None:
         me = threading.get_native_id()

@@ -24,6 +24,8 @@ import traceback
 from evaluator import protocol
 
 PR_SET_PDEATHSIG = 1
+PR_SET_NAME = 15
+NAME_PREFIX = "al-"  # a child's process name: al-candidate, al-scout, al-baseline, ...
 # A process that runs candidate code does its work on the GPU or in one thread of Python; a pool of
 # CPU threads per process (one per core by default, busy-waiting after each parallel region, in
 # every such process at once) only competes with the other evaluations for the machine's cores.
@@ -93,6 +95,15 @@ def _apply_limits(limits: dict) -> None:
                 pass
 
 
+def _name_process(kind: str) -> None:
+    """Its kind as the process's name (what ps and /proc/PID/comm show), for telling children apart
+    by what they are for; the name is for reading, never trusted (the process may rename itself)."""
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_NAME, (NAME_PREFIX + kind).encode()[:15])
+    except (OSError, AttributeError):
+        pass
+
+
 def _redirect_output(scratch: str) -> None:
     null = os.open(os.devnull, os.O_RDONLY)
     log = os.open(os.path.join(scratch, "output.txt"), os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW, 0o600)
@@ -135,6 +146,7 @@ def _become_child(request: protocol.Spawn) -> None:
     signal.set_wakeup_fd(-1)
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
     _die_with_parent()
+    _name_process(request.kind)
     _redirect_output(scratch)
     if request.kind in ("candidate", "scout", "memcheck", "ir_compile"):  # the candidate's code, or what it made
         _confine(request)

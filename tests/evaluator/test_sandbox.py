@@ -98,6 +98,26 @@ def test_candidates_processes_compute_on_one_cpu_thread(monkeypatch):
     assert b"OMP_NUM_THREADS=8" in served, "the server, and the baseline's eager PyTorch it forks, keep the setting"
 
 
+REPORTS_ITS_NAME = textwrap.dedent('''
+    raise RuntimeError("name " + open("/proc/self/comm").read().strip())
+''')
+
+
+def test_the_fork_servers_children_are_named_by_their_kind():
+    """What ps and the benchmarks' process sampling read to tell a candidate from a scout or a baseline."""
+    from evaluator.fork_server import ForkServer
+    from evaluator.sandbox import Sandbox
+
+    server = ForkServer(interpret=True)
+    try:
+        job = Job(task="Activation/gelu", entry="gelu", device="cpu")
+        with Sandbox(server, "candidate", job, {"candidate.py": REPORTS_ITS_NAME}, Limits()) as box:
+            message = after_device_ready(box)
+    finally:
+        server.close()
+    assert "name al-candidate" in message["reason"], message
+
+
 REPORTS_ITS_QUEUES = textwrap.dedent('''
     import os
 
