@@ -79,21 +79,26 @@ REPORTS_ITS_THREADS = textwrap.dedent('''
 ''')
 
 
-def test_candidates_processes_compute_on_one_cpu_thread(monkeypatch):
-    """Many evaluations at once, each with a thread per core busy-waiting after every parallel
-    region, cost a fifth of a GPU host's CPU time; the evaluator's own setting does not reach them."""
+def reported_by_a_candidate(source: str) -> tuple[dict, list[bytes]]:
+    """The failure a candidate's process reports, and its fork server's environment."""
     from evaluator.fork_server import ForkServer
     from evaluator.sandbox import Sandbox
 
-    monkeypatch.setenv("OMP_NUM_THREADS", "8")  # kept for the fork server's own environment, then overridden
     server = ForkServer(interpret=True)
     try:
         job = Job(task="Activation/gelu", entry="gelu", device="cpu")
-        with Sandbox(server, "candidate", job, {"candidate.py": REPORTS_ITS_THREADS}, Limits()) as box:
+        with Sandbox(server, "candidate", job, {"candidate.py": source}, Limits()) as box:
             message = after_device_ready(box)
-        served = open(f"/proc/{server._proc.pid}/environ", "rb").read().split(b"\0")
+        return message, open(f"/proc/{server._proc.pid}/environ", "rb").read().split(b"\0")
     finally:
         server.close()
+
+
+def test_candidates_processes_compute_on_one_cpu_thread(monkeypatch):
+    """Many evaluations at once, each with a thread per core busy-waiting after every parallel
+    region, cost a fifth of a GPU host's CPU time; the evaluator's own setting does not reach them."""
+    monkeypatch.setenv("OMP_NUM_THREADS", "8")  # kept for the fork server's own environment, then overridden
+    message, served = reported_by_a_candidate(REPORTS_ITS_THREADS)
     assert "threads 1 1" in message["reason"], message
     assert b"OMP_NUM_THREADS=8" in served, "the server, and the baseline's eager PyTorch it forks, keep the setting"
 
@@ -105,16 +110,7 @@ REPORTS_ITS_NAME = textwrap.dedent('''
 
 def test_the_fork_servers_children_are_named_by_their_kind():
     """What ps and the benchmarks' process sampling read to tell a candidate from a scout or a baseline."""
-    from evaluator.fork_server import ForkServer
-    from evaluator.sandbox import Sandbox
-
-    server = ForkServer(interpret=True)
-    try:
-        job = Job(task="Activation/gelu", entry="gelu", device="cpu")
-        with Sandbox(server, "candidate", job, {"candidate.py": REPORTS_ITS_NAME}, Limits()) as box:
-            message = after_device_ready(box)
-    finally:
-        server.close()
+    message, _ = reported_by_a_candidate(REPORTS_ITS_NAME)
     assert "name al-candidate" in message["reason"], message
 
 
@@ -129,19 +125,10 @@ REPORTS_ITS_QUEUES = textwrap.dedent('''
 def test_candidates_processes_make_cuda_contexts_of_one_work_queue(evaluators_setting, expected, monkeypatch):
     """Contexts are made one at a time across the machine, and one with a single queue is made in
     half the time; an evaluator that sets its own number keeps it."""
-    from evaluator.fork_server import ForkServer
-    from evaluator.sandbox import Sandbox
-
     monkeypatch.delenv("CUDA_DEVICE_MAX_CONNECTIONS", raising=False)
     if evaluators_setting:
         monkeypatch.setenv("CUDA_DEVICE_MAX_CONNECTIONS", evaluators_setting)
-    server = ForkServer(interpret=True)
-    try:
-        job = Job(task="Activation/gelu", entry="gelu", device="cpu")
-        with Sandbox(server, "candidate", job, {"candidate.py": REPORTS_ITS_QUEUES}, Limits()) as box:
-            message = after_device_ready(box)
-    finally:
-        server.close()
+    message, _ = reported_by_a_candidate(REPORTS_ITS_QUEUES)
     assert message["reason"].endswith(expected), message
 
 
