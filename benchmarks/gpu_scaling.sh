@@ -47,7 +47,7 @@ for part in ${PARTS:-scaling references}; do
         sampler=$!
         python3 benchmarks/process_use.py --json "$out/use-$name.json" > "$out/use-$name.log" &
         use=$!
-        until grep -q sampling "$out/use-$name.log" 2>/dev/null; do sleep 0.2; done
+        for _ in $(seq 150); do grep -q sampling "$out/use-$name.log" 2>/dev/null && break; sleep 0.2; done
         if [ -n "${WHERE_REFERENCES:-}" ]; then  # py-spy on the evaluator's process, once it is there
           ( for _ in $(seq 300); do evaluator=$(pgrep -f -n "agentloop eval --references") && break; sleep 0.2; done
             [ -n "$evaluator" ] && exec /tmp/site/bin/py-spy record --nonblocking -r 25 --format raw -p "$evaluator" \
@@ -87,11 +87,11 @@ phases = collections.Counter()
 for r in results:
     phases.update(r.get("phases") or {})
 print("  phases per evaluation, means (s):", {k: round(v / max(1, len(results)), 2) for k, v in sorted(phases.items())})
-use = json.loads(Path(sys.argv[7]).read_text()) if Path(sys.argv[7]).exists() else None
-if use:
-    busy = sum(use["cpu_seconds"].values())
-    print(f"  CPU seconds by kind of process per evaluation (all {busy:.0f} s, {busy / max(use['seconds'], 1e-9):.1f} "
-          f"CPUs busy on average):", {k: round(v / max(1, len(results)), 2) for k, v in use["cpu_seconds"].items()})
+by_kind = json.loads(Path(sys.argv[7]).read_text()) if Path(sys.argv[7]).exists() else None
+if by_kind:
+    busy = sum(by_kind["cpu_seconds"].values())
+    print(f"  CPU seconds by kind of process per evaluation (all {busy:.0f} s, {busy / max(by_kind['seconds'], 1e-9):.1f} "
+          f"CPUs busy on average):", {k: round(v / max(1, len(results)), 2) for k, v in by_kind["cpu_seconds"].items()})
 holds = [json.loads(line) for line in open(sys.argv[5])] if Path(sys.argv[5]).exists() else []
 wall = max((h["released"] for h in holds), default=float(sys.argv[3])) - float(sys.argv[3])
 for gpu, use in bench.exclusive_by_gpu(holds).items():
