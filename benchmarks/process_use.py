@@ -98,7 +98,7 @@ class ProcessUse(Periodic):
         self.written_bytes: dict[str, int] = {}
         self._ticks: Counter = Counter()
         self._written: Counter = Counter()
-        self._last: dict[int, tuple[str | None, Reading]] = {}
+        self._last: dict[int, Reading] = {}
         self._hz = os.sysconf("SC_CLK_TCK")
 
     def __enter__(self) -> "ProcessUse":
@@ -120,17 +120,16 @@ class ProcessUse(Periodic):
             now = _read(pid)
             if now is None:
                 continue
-            kind, before = self._last.get(pid, (None, None))
+            before = self._last.get(pid)
             if before is None or now.ticks < before.ticks:  # new, or a new process under a reused number
                 # a new process used all it has since the last sample
                 before = now if first else Reading(now.comm, now.command, 0, 0)
-                kind = kind_of(now.comm, now.command, os.getpid(), pid)
-            elif (now.comm, now.command) != (before.comm, before.command):  # named after its fork, or exec'd
-                kind = kind_of(now.comm, now.command, os.getpid(), pid)
+            # by its name now: the fork server's children take their kind's name right after the fork
+            kind = kind_of(now.comm, now.command, os.getpid(), pid)
             if kind is not None:
                 self._ticks[kind] += now.ticks - before.ticks
                 self._written[kind] += max(0, now.written - before.written)
-            seen[pid] = (kind, now)
+            seen[pid] = now
         self._last = seen
 
 

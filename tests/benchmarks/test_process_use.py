@@ -90,11 +90,11 @@ def test_a_process_named_after_it_was_first_seen_is_counted_under_its_new_kind()
     try:
         with _module().ProcessUse(period=0.1) as use:
             rename_and_burn(child)
-        kind, _ = use._last[child.pid]
     finally:
         child.communicate("")
-    assert kind == "candidates"
-    assert use.cpu_seconds["candidates"] >= 0.9, use.cpu_seconds
+    # CPU time the kernel counted (the burn's second, less what the child used before the first
+    # sample), however loaded the machine
+    assert use.cpu_seconds.get("candidates", 0) >= 0.9, use.cpu_seconds
 
 
 @pytest.mark.skipif(not Path("/proc/self/io").exists(), reason="reads /proc")
@@ -110,4 +110,5 @@ def test_from_the_command_line_it_samples_until_stopped(tmp_path):
         assert sampler.wait(timeout=30) == 0
         child.communicate("")
     use = json.loads((tmp_path / "use.json").read_text())
-    assert use["seconds"] >= 1.0 and use["cpu_seconds"].get("baselines", 0) >= 0.9, use
+    assert set(use) == {"seconds", "cpu_seconds", "written_bytes"}
+    assert use["cpu_seconds"].get("baselines", 0) >= 0.9, use  # CPU time, as above
