@@ -18,7 +18,8 @@ from evaluator.task import Task
 class Evaluates(Protocol):
     async def evaluate(self, task: Task, code: str) -> EvalResult: ...
 
-    def close(self) -> None: ...
+    def close(self, abandon: bool = False) -> None:
+        """Once the evaluations in flight are done; with `abandon`, at once (their results are not wanted)."""
 
 
 def visible_devices(device: str) -> list[str]:
@@ -98,9 +99,9 @@ class EvaluationQueue:
         finally:
             free.put_nowait(index)
 
-    def close(self) -> None:
+    def close(self, abandon: bool = False) -> None:
         for backend in self.backends:
-            backend.close()
+            backend.close(abandon)
 
 
 def evaluations_for(evaluation) -> Evaluates:

@@ -22,6 +22,7 @@ from evaluator.task import Task
 CLOSE_WAIT_S = 120.0
 START_WAIT_S = 600.0
 READY = -1  # the request number of the evaluator process's first word: its Evaluator is built
+ABANDON = "abandon"  # to the evaluator process: end the evaluations in flight, then stop
 
 
 class EvaluatorProcessLost(RuntimeError):
@@ -71,8 +72,11 @@ class InProcessEvaluator:
     def submit(self, task: Task, code: str) -> Future:
         return self.pool.submit(self.evaluator.evaluate, task, code)
 
-    def close(self) -> None:
-        self.pool.shutdown(wait=True)
+    def close(self, abandon: bool = False) -> None:
+        """After the evaluations in flight, or (`abandon`) at once: theirs end in EvaluationAbandoned."""
+        if abandon:
+            self.evaluator.abandon()
+        self.pool.shutdown(wait=True, cancel_futures=abandon)
         self.evaluator.close()
 
 
@@ -143,9 +147,9 @@ class _Link:
             raise RuntimeError(f"the evaluator process for {self.device} could not start: "
                                f"{self.start_error or f'it exited with status {self.process.exitcode}'}")
 
-    def close(self) -> None:
+    def close(self, abandon: bool = False) -> None:
         try:
-            self.conn.send(None)
+            self.conn.send(ABANDON if abandon else None)
         except (BrokenPipeError, OSError):
             pass
         self.process.join(timeout=CLOSE_WAIT_S)
@@ -207,9 +211,9 @@ class EvaluatorProcess:
                 self.restarts += 1
                 dead.conn.close()
 
-    def close(self) -> None:
+    def close(self, abandon: bool = False) -> None:
         self._closed = True
-        self.link.close()
+        self.link.close(abandon)
 
 
 def serve(conn, device: str, workers: int, options: dict[str, Any], cpu_threads: int | None = None) -> None:
@@ -252,6 +256,10 @@ def serve(conn, device: str, workers: int, options: dict[str, Any], cpu_threads:
             except (EOFError, OSError):
                 break
             if message is None:
+                break
+            if message == ABANDON:
+                evaluator.abandon()
+                pool.shutdown(wait=True, cancel_futures=True)
                 break
             pool.submit(evaluate, *message)
     evaluator.close()

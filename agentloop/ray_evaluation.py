@@ -57,6 +57,9 @@ class EvaluatorActor:
             self.tasks[task_id] = task_from_file(task_id, source_path)
         return self.evaluator.evaluate(self.tasks[task_id], code).to_json()
 
+    def abandon(self) -> None:
+        self.evaluator.abandon()
+
     def close(self) -> None:
         self.evaluator.close()
 
@@ -71,8 +74,9 @@ class RayEvaluations:
         self.ray = ray
         on_gpu, count = _actor_placement(ray.cluster_resources(), device, workers)
         self.slots = (workers or GPU_SLOTS) if on_gpu else 1
+        # a thread beyond the evaluations' slots: abandon() is answered while every slot is busy
         actor = ray.remote(num_gpus=1 if on_gpu else 0, num_cpus=1, max_restarts=-1,
-                           max_concurrency=self.slots)(EvaluatorActor)
+                           max_concurrency=self.slots + 1)(EvaluatorActor)
         options = {"timing": timing, "compile_baseline": compile_baseline, "profile": profile, "memcheck": memcheck,
                    "ir_store": ir_store, "memcheck_start": memcheck_start}
         actor_device = "cuda" if on_gpu else "cpu"
@@ -81,6 +85,7 @@ class RayEvaluations:
         self.idle: asyncio.Queue | None = None
         self.in_flight: collections.Counter = collections.Counter()  # evaluations per actor index
         self.retried = 0
+        self.closed = False  # then a lost worker is not waited for: nothing is asked again
 
     @property
     def busy(self) -> set[int]:
@@ -104,6 +109,8 @@ class RayEvaluations:
             raise ValueError(f"{task.id}: a task without a source file cannot be sent to a Ray worker")
         pool, failures = self._pool(), []
         for _ in range(RETRIES + 1):
+            if self.closed:
+                raise RuntimeError(f"{task.id}: the Ray executor was closed during the evaluation")
             try:
                 index = await asyncio.wait_for(pool.get(), timeout=WAIT_FOR_WORKER_S)
             except asyncio.TimeoutError:
@@ -137,7 +144,13 @@ class RayEvaluations:
                 await asyncio.sleep(1.0)
         self._pool().put_nowait(index)
 
-    def close(self) -> None:
+    def close(self, abandon: bool = False) -> None:
+        self.closed = True
+        if abandon:
+            try:
+                self.ray.get([actor.abandon.remote() for actor in self.actors], timeout=30)
+            except Exception:  # noqa: BLE001 - a dead actor has nothing in flight
+                pass
         for actor in self.actors:
             try:
                 self.ray.get(actor.close.remote(), timeout=30)

@@ -99,11 +99,17 @@ class ProjectTampered(RuntimeError):
         self.files = files
 
 
+class EvaluationAbandoned(RuntimeError):
+    """The evaluator was told to abandon its evaluations (an interrupted run) while this one ran or
+    waited: its processes were killed, and nothing it produced is a verdict."""
+
+
 class Evaluator:
     """Scores candidates against tasks. Thread-safe: evaluate() may run concurrently."""
 
     def __init__(self, config: EvaluatorConfig | None = None):
         self.config = config or EvaluatorConfig()
+        self._abandoned = threading.Event()
         if self.config.memcheck_start not in memcheck_stage.MEMCHECK_STARTS:
             raise ValueError(f"memcheck_start {self.config.memcheck_start!r}: one of {memcheck_stage.MEMCHECK_STARTS}")
         self.device = resolve_device(self.config.device)
@@ -129,7 +135,7 @@ class Evaluator:
                           if self.config.memcheck else None)
         # dtype name -> why this Triton's interpreter cannot judge it (CPU only; interpreter_probe.py)
         self.unjudgeable = ({} if self.on_gpu or not self.config.skip_unjudgeable
-                            else interpreter_probe.unreliable(self.cache_dir))
+                            else interpreter_probe.unreliable(self.cache_dir, self.server))
         self.baselines = baseline.BaselineCache(self.cache_dir / "baselines.json")
         self.redactor = Redactor(secret_values(dict(os.environ)))
         self._start_calibration()
@@ -175,10 +181,17 @@ class Evaluator:
         """For the memory log: torch's bytes on this GPU, and of them the expected outputs kept there."""
         return {**gpu_memory_log.torch_bytes(self.device), "expected_outputs_kept": self.references.device_bytes()}
 
+    def abandon(self) -> None:
+        """Ends every evaluation in flight now, for a caller that will not use their results (an
+        interrupted run): the processes they run in are killed, none is started again, and each
+        evaluate() in flight or asked later raises EvaluationAbandoned. close() still follows."""
+        self._abandoned.set()
+        self.server.stop()
+
     def close(self) -> None:
         if self.memory_log is not None:
             self.memory_log.close()
-        if self._calibrator.is_alive():
+        if self._calibrator.is_alive() and not self._abandoned.is_set():
             self._calibrator.join()
         self.baseline_server.close()
         self.judges.shutdown(wait=True, cancel_futures=True)
@@ -199,13 +212,29 @@ class Evaluator:
     def evaluate(self, task: Task, source: str) -> EvalResult:
         if self.tampered:
             raise ProjectTampered(self.tampered)
-        with self._counted(), self.memory_gate.shared():
-            result = self._evaluate_sharing_memory(task, source)
-        if result is None or (self.on_gpu and memory_gate.starved(result)):
-            with self.memory_gate.alone():
-                result = self._evaluate_once(task, source)
-            result.phases["retried_alone"] = 1.0
+        with self._unless_abandoned(task):
+            with self._counted(), self.memory_gate.shared():
+                result = self._evaluate_sharing_memory(task, source)
+            if result is None or (self.on_gpu and memory_gate.starved(result)):
+                with self.memory_gate.alone():
+                    result = self._evaluate_once(task, source)
+                result.phases["retried_alone"] = 1.0
         return result
+
+    @contextlib.contextmanager
+    def _unless_abandoned(self, task: Task) -> Iterator[None]:
+        """Whatever an evaluation ended with once abandon() killed its processes (a verdict on a
+        killed candidate, an error) is replaced by EvaluationAbandoned."""
+        if self._abandoned.is_set():
+            raise EvaluationAbandoned(f"{task.id}: the evaluator abandoned its evaluations")
+        try:
+            yield
+        except Exception as exc:
+            if self._abandoned.is_set():
+                raise EvaluationAbandoned(f"{task.id}: the evaluator abandoned its evaluations") from exc
+            raise
+        if self._abandoned.is_set():
+            raise EvaluationAbandoned(f"{task.id}: the evaluator abandoned its evaluations")
 
     def _evaluate_sharing_memory(self, task: Task, source: str) -> EvalResult | None:
         """None where the evaluator's own GPU work for it (building its references; judging falls back

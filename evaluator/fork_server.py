@@ -70,6 +70,7 @@ class ForkServer:
         self._cond = threading.Condition()
         self._next_id = 0
         self._proc: subprocess.Popen | None = None
+        self._stopped = False
 
     def _start(self) -> None:
         env = scrubbed_environment(dict(os.environ))
@@ -113,6 +114,8 @@ class ForkServer:
         """`confined`: for processes that run candidate code, what confinement.View they see (writable,
         readable), whether they get the GPU's devices (gpu) and their Triton cache (triton_cache)."""
         with self._lock:
+            if self._stopped:
+                raise ForkServerError("the fork server was stopped")
             if not self.alive():
                 self._start()
             self._next_id += 1
@@ -144,6 +147,12 @@ class ForkServer:
         with self._cond:
             self._cond.wait_for(lambda: pid in self._exits or not self.alive(), timeout=timeout)
             return self._exits.get(pid)
+
+    def stop(self) -> None:
+        """Kills the server and every process it started, and starts no other: spawn() raises from now on."""
+        with self._lock:  # not between a spawn's check that the server lives and its request
+            self._stopped = True
+            self.close()
 
     def close(self) -> None:
         """Stops the server at once: it holds nothing to save, and its children die with it. (Left

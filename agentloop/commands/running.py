@@ -68,13 +68,16 @@ def run_into(experiment, trace, progress_enabled: bool = True):
     from agentloop.run import run_experiment  # torch and the evaluator: after the checks
     from traces.store import StoreError
     evaluations = open_evaluations(experiment)
+    interrupted = True  # until the run returns: then nothing is in flight
     try:
-        return asyncio.run(run_experiment(experiment, task_suite(), trace, evaluations, console,
-                                          progress_enabled=progress_enabled))
+        summary = asyncio.run(run_experiment(experiment, task_suite(), trace, evaluations, console,
+                                             progress_enabled=progress_enabled))
+        interrupted = False
+        return summary
     except (ConfigError, StoreError) as exc:
         fail(str(exc))
     finally:
-        evaluations.close()
+        evaluations.close(abandon=interrupted)  # Ctrl-C: the evaluations in flight are not waited for
         trace.close()
 
 

@@ -131,6 +131,7 @@ def eval_command(
     """
     submissions = chosen_submissions(task, file, suite, references, only, kernelbench)
     evaluations = evaluation_queue(device, workers, not no_timing, compile_baseline, profile, not no_memcheck)
+    scored = None
     try:
         scored = score(evaluations, submissions, console)
         if scored.results:  # before the evaluations in flight are wound down: an interrupt keeps them
@@ -140,7 +141,8 @@ def eval_command(
         if scored.interrupted:
             console.print(f"{len(scored.results)} of {len(submissions)} candidates scored before the interrupt")
     finally:
-        evaluations.close()
+        # an interrupt's evaluations in flight are abandoned, not waited for
+        evaluations.close(abandon=scored is None or scored.interrupted)
     if scored.interrupted:
         raise typer.Exit(EXIT_INTERRUPTED)
     if scored.unscored:

@@ -67,5 +67,5 @@ class MarkerEvaluations:
             speedup = self.tune_speedup
         return fake_result(task.id, match.group(1), speedup)
 
-    def close(self) -> None:
+    def close(self, abandon: bool = False) -> None:
         pass

@@ -107,6 +107,12 @@ def test_ctrl_c_during_a_run_says_that_rerunning_resumes(tmp_path):
     _, err = process.communicate(timeout=120)
     assert process.returncode == 130, seen + err
     assert "Traceback" not in err and "run the same command again to resume" in err
+    trace = TraceStore(tmp_path / "runs.db")
+    recorded = trace.attempts()
+    trace.close()
+    assert recorded, "the attempt finished before the interrupt is kept"
+    killed = [a.task_id for a in recorded if a.result and "was killed by" in a.result.reason]
+    assert not killed, "an evaluation abandoned at the interrupt is no attempt (the rerun makes it)"
 
 
 def test_help_and_input_checks_do_not_wait_for_torch():

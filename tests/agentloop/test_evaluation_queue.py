@@ -36,7 +36,7 @@ class StandIn:
         threading.Thread(target=work, daemon=True).start()
         return future
 
-    def close(self):
+    def close(self, abandon=False):
         pass
 
 

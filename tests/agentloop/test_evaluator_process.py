@@ -1,7 +1,8 @@
 """A device's Evaluator in a process of its own (what the local executor does with several GPUs),
 forced here on the CPU with `processes=True`: the same verdicts as in this process, an evaluator
 process killed mid-evaluation is replaced and its evaluations asked again, the evaluator's own
-failures come back as errors, and closing ends the process."""
+failures come back as errors, closing ends the process, and closing to abandon (an interrupted run)
+ends the evaluations in flight instead of waiting for them."""
 
 import asyncio
 import concurrent.futures
@@ -11,11 +12,30 @@ import signal
 import threading
 import time
 
+import psutil
 import pytest
 
 from agentloop.evaluation import EvaluationQueue
 from agentloop.evaluator_process import EvaluatorProcess
+from evaluator.evaluate import EvaluationAbandoned
 from tests.agentloop.executor_runs import TASKS, run_with
+
+NEVER_RETURNS = """import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def copy_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=offs < n), mask=offs < n)
+
+
+def relu(input, inplace=False):
+    y = torch.empty_like(input)
+    while True:
+        copy_kernel[(1,)](input, y, 0, BLOCK=16)
+"""
 
 
 def kill_mid_evaluation(backend: EvaluatorProcess, killed: list[int], stop: threading.Event) -> None:
@@ -150,3 +170,37 @@ def test_the_ir_store_setting_reaches_the_evaluator(ir_store):
         assert queue.backends[0].evaluator.config.ir_store is ir_store
     finally:
         queue.close()
+
+
+def spinning_candidate(evaluation: concurrent.futures.Future) -> psutil.Process:
+    """The candidate's process of this test's evaluation, once it has spun for a second of CPU time."""
+    while not evaluation.done():
+        for process in psutil.Process().children(recursive=True):
+            try:
+                if process.name() == "al-candidate" and process.cpu_times().user > 1.0:
+                    return process
+            except psutil.Error:
+                continue
+        time.sleep(0.1)
+    raise AssertionError(f"the evaluation ended on its own: {evaluation.result()}")
+
+
+@pytest.mark.parametrize("processes", [False, True], ids=["here", "apart"])
+def test_closing_to_abandon_kills_the_evaluations_in_flight_instead_of_waiting(suite, processes):
+    """Ctrl-C during a run: a candidate that would run until its time limit is killed, its evaluation
+    ends in EvaluationAbandoned rather than a verdict, and close returns."""
+    relu = suite["Activation/relu"]
+    queue = EvaluationQueue("cpu", workers=1, timing=False, processes=processes)
+    evaluation = queue.backends[0].submit(relu, NEVER_RETURNS)
+    try:
+        candidate = spinning_candidate(evaluation)
+    finally:
+        queue.close(abandon=True)
+    error = evaluation.exception(timeout=0)
+    if processes:
+        assert isinstance(error, RuntimeError) and "EvaluationAbandoned" in str(error)
+    else:
+        assert isinstance(error, EvaluationAbandoned)
+        with pytest.raises(EvaluationAbandoned):
+            queue.backends[0].evaluator.evaluate(relu, relu.solution_path.read_text())
+    candidate.wait(timeout=60)  # killed (the signal may still be on its way): without abandon it ran on

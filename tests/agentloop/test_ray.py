@@ -1,12 +1,15 @@
 """The Ray executor on a local Ray cluster started by the test (CPU workers, Triton's interpreter):
-the same experiment gives the same verdicts as the local executor, and a worker killed mid-run is
-survived (its evaluation is retried on another worker)."""
+the same experiment gives the same verdicts as the local executor, a worker killed mid-run is
+survived (its evaluation is retried on another worker), and closing to abandon ends the
+evaluations in flight."""
 
+import asyncio
 import os
 import signal
 import threading
 import time
 
+import psutil
 import pytest
 
 from agentloop.evaluation import EvaluationQueue
@@ -99,3 +102,42 @@ def test_workers_import_from_this_checkout_and_the_drivers_path():
     assert worker_pythonpath({}) == str(ROOT)
     assert worker_pythonpath({"PYTHONPATH": f"/opt/site{os.pathsep}{os.pathsep}/x"}).split(os.pathsep) == \
         [str(ROOT), "/opt/site", "/x"]
+
+
+def test_abandon_is_heard_by_a_busy_worker_and_kills_its_evaluation(cluster, suite):
+    """Every evaluation slot of the worker busy with a candidate that never returns: abandon (what
+    closing to abandon asks of each worker) is still answered, the candidate's process is killed
+    and the evaluation ends in EvaluationAbandoned, not a verdict."""
+    from agentloop.ray_evaluation import RayEvaluations
+    from tests.agentloop.test_evaluator_process import NEVER_RETURNS
+
+    relu = suite["Activation/relu"]
+    remote = RayEvaluations(device="cpu", workers=1, timing=False)
+    worker = psutil.Process(remote.pids()[0])
+
+    async def abandoned() -> tuple[BaseException | None, psutil.Process | None]:
+        evaluation = asyncio.ensure_future(remote.evaluate(relu, NEVER_RETURNS))
+        candidate = None
+        while candidate is None and not evaluation.done():
+            await asyncio.sleep(0.1)
+            candidate = next((p for p in worker.children(recursive=True) if _spins_as_a_candidate(p)), None)
+        await asyncio.get_running_loop().run_in_executor(
+            None, lambda: ray.get([actor.abandon.remote() for actor in remote.actors], timeout=120))
+        return (await asyncio.gather(evaluation, return_exceptions=True))[0], candidate
+
+    try:
+        error, candidate = asyncio.run(abandoned())
+    finally:
+        remote.close(abandon=True)
+    assert candidate is not None, f"the evaluation ended on its own: {error}"
+    assert isinstance(error, ray.exceptions.RayTaskError) and "EvaluationAbandoned" in str(error), error
+    candidate.wait(timeout=60)  # killed (the signal may still be on its way): without abandon it ran on
+    with pytest.raises(RuntimeError, match="the Ray executor was closed"):  # no wait for a worker to come back
+        asyncio.run(remote.evaluate(relu, relu.solution_path.read_text()))
+
+
+def _spins_as_a_candidate(process: psutil.Process) -> bool:
+    try:
+        return process.name() == "al-candidate" and process.cpu_times().user > 1.0
+    except psutil.Error:
+        return False
