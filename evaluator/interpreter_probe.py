@@ -5,32 +5,42 @@ Triton's CPU interpreter has computed some dtypes wrongly (3.9 gets bfloat16 ari
 correct kernel would then be INCORRECT on those cases, and a wrong one could pass; neither verdict
 would mean anything. So before the first CPU evaluation, small kernels of each operation run under
 the interpreter on every float dtype and are compared with PyTorch; the dtypes that fail are not
-run, and each result says which were not checked and why. The probe runs in a child process (the interpreter is switched on by its
-environment); its answer is kept in the evaluator's cache folder under the versions it depends on.
+run, and each result says which were not checked and why. The probe runs in a child process, where
+the interpreter is switched on by the environment: a child of the evaluator's fork server, which has
+torch and Triton imported already, or else a fresh interpreter. Its answer is kept in the evaluator's
+cache folder under the versions it depends on.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
+import signal
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from evaluator.fork_server import ForkServer
 
 DTYPES = ("float16", "bfloat16", "float32")
 OPERATIONS = ("x * 0.5", "x + x", "-x", "tl.maximum(x, 0.0)", "tl.where(x > 0, x, 0.0)", "tl.dot")
 PROBE_SECONDS = 300
 
 
-def unreliable(cache_dir: Path | None) -> dict[str, str]:
-    """dtype name -> why the interpreter cannot judge it (empty where it computes every dtype right)."""
+def unreliable(cache_dir: Path | None, server: ForkServer | None = None) -> dict[str, str]:
+    """dtype name -> why the interpreter cannot judge it (empty where it computes every dtype right).
+    `server`: a fork server of the interpreter's (TRITON_INTERPRET=1) that runs the probe, if any."""
     cached = cache_file(cache_dir)
     if cached is not None and cached.is_file():
         try:
             return dict(json.loads(cached.read_text()))
         except (ValueError, TypeError):
             pass
-    found = _run_probe()
+    found = _run_probe_forked(server) if server is not None else _run_probe()
     if cached is not None:
         try:
             cached.parent.mkdir(parents=True, exist_ok=True)
@@ -59,6 +69,27 @@ def _run_probe() -> dict[str, str]:
     if done.returncode != 0:
         raise RuntimeError(f"the interpreter probe failed: {done.stderr.strip()[-800:]}")
     return dict(json.loads(done.stdout.strip().splitlines()[-1]))
+
+
+def _run_probe_forked(server: ForkServer) -> dict[str, str]:
+    """The probe in a child of `server` (unconfined: it runs the project's kernels, no candidate's)."""
+    scratch = Path(tempfile.mkdtemp(prefix="agentloop-probe-"))
+    try:
+        pid = server.spawn("interpreter_probe", scratch, {"CORE": 0, "CPU": PROBE_SECONDS, "NOFILE": 256})
+        exited = server.wait_exit(pid, PROBE_SECONDS)
+        server.forget(pid)
+        output = (scratch / "output.txt").read_text(errors="replace") if (scratch / "output.txt").is_file() else ""
+        if exited is None:
+            try:
+                os.killpg(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            raise RuntimeError(f"the interpreter probe did not finish in {PROBE_SECONDS} s")
+        if exited.code != 0:
+            raise RuntimeError(f"the interpreter probe failed ({exited.describe('its process')}): {output[-800:]}")
+        return dict(json.loads(output.strip().splitlines()[-1]))
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
 
 
 def main() -> None:

@@ -65,8 +65,10 @@ def preload() -> None:
         pass  # confinement says so for each child
 
     # Triton's cache key hashes its own sources and its 100+ MB compiler library at a process's first
-    # compile (0.4 s of every candidate's on an H100 host): hashed once here, children inherit it
-    triton_cache.own_key()
+    # compile (0.4 s of every candidate's on an H100 host): hashed once here, children inherit it.
+    # The interpreter compiles nothing, and never asks for it.
+    if os.environ.get("TRITON_INTERPRET") != "1":
+        triton_cache.own_key()
 
 
 def _die_with_parent() -> None:
@@ -164,6 +166,9 @@ def _become_child(request: protocol.Spawn) -> None:
     elif request.kind == "ir_compile":
         from evaluator.sandboxed import ir_compile_process
         ir_compile_process.main(scratch)
+    elif request.kind == "interpreter_probe":  # the project's own kernels (interpreter_probe.py)
+        from evaluator import interpreter_probe
+        interpreter_probe.main()
     else:
         from evaluator.sandboxed import candidate_process
         candidate_process.main(scratch)

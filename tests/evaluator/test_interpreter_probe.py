@@ -22,8 +22,20 @@ def _relu_right(dtype) -> bool:
     return torch.equal(y, torch.clamp_min(x, 0))
 
 
-def test_the_probe_says_what_a_kernel_run_here_shows_and_keeps_its_answer(tmp_path):
-    found = interpreter_probe.unreliable(tmp_path)
+@pytest.fixture(params=["fresh interpreter", "fork server"])
+def probe_server(request):
+    """None: the probe in a fresh interpreter; else a fork server of the interpreter's runs it."""
+    if request.param == "fresh interpreter":
+        yield None
+        return
+    from evaluator.fork_server import ForkServer
+    server = ForkServer(interpret=True)
+    yield server
+    server.close()
+
+
+def test_the_probe_says_what_a_kernel_run_here_shows_and_keeps_its_answer(tmp_path, probe_server):
+    found = interpreter_probe.unreliable(tmp_path, probe_server)
     for name in interpreter_probe.DTYPES:
         if not _relu_right(getattr(torch, name)):
             assert "tl.maximum" in found.get(name, ""), (name, found)
@@ -31,7 +43,19 @@ def test_the_probe_says_what_a_kernel_run_here_shows_and_keeps_its_answer(tmp_pa
     kept = list((tmp_path / "interpreter").glob("probe-triton*.json"))
     assert len(kept) == 1
     kept[0].write_text('{"float16": "said by the kept answer"}')
-    assert interpreter_probe.unreliable(tmp_path) == {"float16": "said by the kept answer"}
+    assert interpreter_probe.unreliable(tmp_path, probe_server) == {"float16": "said by the kept answer"}
+
+
+def test_a_probe_that_does_not_finish_in_the_fork_server_says_so_and_keeps_nothing(tmp_path, monkeypatch):
+    from evaluator.fork_server import ForkServer
+    server = ForkServer(interpret=True)
+    try:
+        monkeypatch.setattr(interpreter_probe, "PROBE_SECONDS", 0)  # not waited for at all
+        with pytest.raises(RuntimeError, match="the interpreter probe did not finish in 0 s"):
+            interpreter_probe.unreliable(tmp_path, server)
+    finally:
+        server.close()
+    assert not (tmp_path / "interpreter").exists(), "a failed probe keeps no answer"
 
 
 def test_a_dtype_the_interpreter_gets_wrong_is_not_judged_and_the_result_says_so(cpu_evaluator, suite):
