@@ -40,7 +40,7 @@ def unreliable(cache_dir: Path | None, server: ForkServer | None = None) -> dict
             return dict(json.loads(cached.read_text()))
         except (ValueError, TypeError):
             pass
-    found = _run_probe_forked(server) if server is not None else _run_probe()
+    found = _probe(server)
     if cached is not None:
         try:
             cached.parent.mkdir(parents=True, exist_ok=True)
@@ -69,6 +69,19 @@ def _run_probe() -> dict[str, str]:
     if done.returncode != 0:
         raise RuntimeError(f"the interpreter probe failed: {done.stderr.strip()[-800:]}")
     return dict(json.loads(done.stdout.strip().splitlines()[-1]))
+
+
+def _probe(server: ForkServer | None) -> dict[str, str]:
+    """In a child of `server`, or in a fresh interpreter where there is none or it cannot start
+    (that failure is the first evaluation's to report)."""
+    from evaluator.fork_server import ForkServerError
+
+    if server is not None:
+        try:
+            return _run_probe_forked(server)
+        except ForkServerError:
+            pass
+    return _run_probe()
 
 
 def _run_probe_forked(server: ForkServer) -> dict[str, str]:
