@@ -172,15 +172,20 @@ def test_the_ir_store_setting_reaches_the_evaluator(ir_store):
         queue.close()
 
 
+def spins_as_a_candidate(process: psutil.Process) -> bool:
+    """A candidate's process that has spun for a second of CPU time (NEVER_RETURNS's)."""
+    try:
+        return process.name() == "al-candidate" and process.cpu_times().user > 1.0
+    except psutil.Error:
+        return False
+
+
 def spinning_candidate(evaluation: concurrent.futures.Future) -> psutil.Process:
     """The candidate's process of this test's evaluation, once it has spun for a second of CPU time."""
     while not evaluation.done():
-        for process in psutil.Process().children(recursive=True):
-            try:
-                if process.name() == "al-candidate" and process.cpu_times().user > 1.0:
-                    return process
-            except psutil.Error:
-                continue
+        spinning = [p for p in psutil.Process().children(recursive=True) if spins_as_a_candidate(p)]
+        if spinning:
+            return spinning[0]
         time.sleep(0.1)
     raise AssertionError(f"the evaluation ended on its own: {evaluation.result()}")
 

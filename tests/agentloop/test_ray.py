@@ -109,7 +109,7 @@ def test_abandon_is_heard_by_a_busy_worker_and_kills_its_evaluation(cluster, sui
     closing to abandon asks of each worker) is still answered, the candidate's process is killed
     and the evaluation ends in EvaluationAbandoned, not a verdict."""
     from agentloop.ray_evaluation import RayEvaluations
-    from tests.agentloop.test_evaluator_process import NEVER_RETURNS
+    from tests.agentloop.test_evaluator_process import NEVER_RETURNS, spins_as_a_candidate
 
     relu = suite["Activation/relu"]
     remote = RayEvaluations(device="cpu", workers=1, timing=False)
@@ -120,7 +120,7 @@ def test_abandon_is_heard_by_a_busy_worker_and_kills_its_evaluation(cluster, sui
         candidate = None
         while candidate is None and not evaluation.done():
             await asyncio.sleep(0.1)
-            candidate = next((p for p in worker.children(recursive=True) if _spins_as_a_candidate(p)), None)
+            candidate = next((p for p in worker.children(recursive=True) if spins_as_a_candidate(p)), None)
         await asyncio.get_running_loop().run_in_executor(
             None, lambda: ray.get([actor.abandon.remote() for actor in remote.actors], timeout=120))
         return (await asyncio.gather(evaluation, return_exceptions=True))[0], candidate
@@ -135,9 +135,3 @@ def test_abandon_is_heard_by_a_busy_worker_and_kills_its_evaluation(cluster, sui
     with pytest.raises(RuntimeError, match="the Ray executor was closed"):  # no wait for a worker to come back
         asyncio.run(remote.evaluate(relu, relu.solution_path.read_text()))
 
-
-def _spins_as_a_candidate(process: psutil.Process) -> bool:
-    try:
-        return process.name() == "al-candidate" and process.cpu_times().user > 1.0
-    except psutil.Error:
-        return False
