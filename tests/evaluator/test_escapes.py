@@ -13,11 +13,12 @@ import socket
 import subprocess
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 
-from evaluator.evaluate import Evaluator, EvaluatorConfig
+from evaluator.evaluate import EvaluationAbandoned, Evaluator, EvaluatorConfig
 from evaluator.fork_server import PROJECT_ROOT
 from evaluator.result import EvalResult
 
@@ -176,6 +177,31 @@ def test_no_daemon_outlives_its_evaluation(world):
         time.sleep(0.1)
     assert _named(token) == [], "the daemon still runs"
     world.still_fair()  # had it lived, it would have replaced these candidates' files
+
+
+def test_no_daemon_outlives_an_abandoned_evaluation(suite, tmp_path):
+    """An interrupted run abandons the evaluation while the candidate still runs: the evaluator's
+    processes are killed, and the daemon it left (new session, no death signal) ends with its PID
+    namespace, not with any process the evaluator kills by name."""
+    token = f"al-abandon-{os.getpid() % 10000}"
+    source = (ESCAPES / "daemon.py").read_text().replace(
+        "__TARGETS__", json.dumps({"token": token, "honest": "", "spin": 1}))
+    evaluator = Evaluator(EvaluatorConfig(device="cpu", static_checks=False, cache_dir=tmp_path))
+    try:
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            evaluation = pool.submit(evaluator.evaluate, suite["Activation/gelu"], source)
+            while not _named(token) and not evaluation.done():
+                time.sleep(0.1)
+            assert _named(token), f"no daemon was left: {evaluation.result()}"
+            evaluator.abandon()
+            with pytest.raises(EvaluationAbandoned):
+                evaluation.result(timeout=300)
+    finally:
+        evaluator.close()
+    deadline = time.monotonic() + 60  # the kernel ends the namespace at once; this only bounds a failing test
+    while _named(token) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert _named(token) == [], "the daemon still runs"
 
 
 def test_no_network_namespace_can_be_joined(world):

@@ -1,6 +1,7 @@
-# Escape: leave a daemon (double fork, new session) that outlives the evaluation, watches later
-# evaluations' scratch folders and replaces their candidate.py with a correct kernel, so a later
-# candidate that writes zeros would be judged CORRECT.
+# Escape: leave a daemon (double fork, new session, no death signal) that outlives the evaluation,
+# watches later evaluations' scratch folders and replaces their candidate.py with a correct kernel,
+# so a later candidate that writes zeros would be judged CORRECT. With TARGETS["spin"], the
+# candidate then runs on instead of failing (an evaluation still in flight when it is abandoned).
 import ctypes
 import os
 import time
@@ -22,6 +23,7 @@ def copy(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
 
 def _haunt():
     ctypes.CDLL(None).prctl(15, TARGETS["token"].encode(), 0, 0, 0)  # PR_SET_NAME: findable by the test
+    ctypes.CDLL(None).prctl(1, 0, 0, 0, 0)  # PR_SET_PDEATHSIG: none
     for signal_number in range(1, 32):
         try:
             __import__("signal").signal(signal_number, __import__("signal").SIG_IGN)
@@ -55,5 +57,7 @@ def gelu(input, approximate="none"):
     out = torch.empty_like(input)
     copy[(triton.cdiv(input.numel(), 1024),)](input, out, input.numel(), BLOCK=1024)
     _daemonize()
+    while TARGETS.get("spin"):
+        pass
     time.sleep(0.5)
     raise RuntimeError("daemon left behind")
