@@ -225,16 +225,17 @@ class Evaluator:
     def _unless_abandoned(self, task: Task) -> Iterator[None]:
         """Whatever an evaluation ended with once abandon() killed its processes (a verdict on a
         killed candidate, an error) is replaced by EvaluationAbandoned."""
+        abandoned = EvaluationAbandoned(f"{task.id}: the evaluator abandoned its evaluations")
         if self._abandoned.is_set():
-            raise EvaluationAbandoned(f"{task.id}: the evaluator abandoned its evaluations")
+            raise abandoned
         try:
             yield
         except Exception as exc:
             if self._abandoned.is_set():
-                raise EvaluationAbandoned(f"{task.id}: the evaluator abandoned its evaluations") from exc
+                raise abandoned from exc
             raise
         if self._abandoned.is_set():
-            raise EvaluationAbandoned(f"{task.id}: the evaluator abandoned its evaluations")
+            raise abandoned
 
     def _evaluate_sharing_memory(self, task: Task, source: str) -> EvalResult | None:
         """None where the evaluator's own GPU work for it (building its references; judging falls back

@@ -68,7 +68,7 @@ def _run_probe() -> dict[str, str]:
                           env=env, timeout=PROBE_SECONDS, cwd=Path(__file__).resolve().parent.parent)
     if done.returncode != 0:
         raise RuntimeError(f"the interpreter probe failed: {done.stderr.strip()[-800:]}")
-    return dict(json.loads(done.stdout.strip().splitlines()[-1]))
+    return _answer(done.stdout)
 
 
 def _probe(server: ForkServer | None) -> dict[str, str]:
@@ -100,9 +100,14 @@ def _run_probe_forked(server: ForkServer) -> dict[str, str]:
             raise RuntimeError(f"the interpreter probe did not finish in {PROBE_SECONDS} s")
         if exited.code != 0:
             raise RuntimeError(f"the interpreter probe failed ({exited.describe('its process')}): {output[-800:]}")
-        return dict(json.loads(output.strip().splitlines()[-1]))
+        return _answer(output)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _answer(output: str) -> dict[str, str]:
+    """The probe's answer: the last line it printed."""
+    return dict(json.loads(output.strip().splitlines()[-1]))
 
 
 def main() -> None:
